@@ -1,0 +1,189 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/duration.h"
+#include "common/ip_address.h"
+
+// The typed model of tandem.conf. conf/reference.md documents every key; the defaults written
+// here are the documented ones, and config_loader.cpp is the only place that fills them from
+// TOML.
+namespace tandem::config {
+
+enum class FailbackPolicy { kAuto, kManual, kDelayed };
+
+// A command is either a shell line (run with /bin/sh -c) or an argv vector run directly.
+struct Command {
+  std::vector<std::string> argv;  // non-empty
+  bool via_shell = false;         // argv is {line} and runs under /bin/sh -c
+};
+
+struct AuthKey {
+  uint32_t id = 1;
+  std::string file;  // absolute, or resolved against the config file's directory
+};
+
+struct Tiebreaker {
+  std::vector<IpAddress> targets;  // empty: no tiebreaker
+  Millis interval{1000};
+  Millis timeout{1000};
+};
+
+struct Fence {
+  std::optional<Command> command;  // unset: no fencing
+  Millis timeout{30000};
+};
+
+struct Cluster {
+  std::string name;
+  std::string group = "tandem";
+  std::vector<AuthKey> keys;  // at least one after loading
+  uint32_t active_key = 1;
+  Millis heartbeat_interval{200};
+  Millis dead_time{1000};
+  FailbackPolicy failback = FailbackPolicy::kManual;
+  Millis failback_delay{0};
+  Tiebreaker tiebreaker;
+  Fence fence;
+};
+
+struct Node {
+  std::string name;
+  int priority = 100;
+  std::vector<std::string> interfaces;
+};
+
+struct Vip {
+  IpPrefix address;
+  std::string interface;
+  std::string label;  // IPv4 only, empty: none
+  int announce_count = 5;
+  Millis announce_interval{200};
+  Millis announce_second_burst{5000};  // 0: no second burst
+  Millis announce_refresh{0};          // 0: no periodic refresh
+  std::vector<IpAddress> verify_neighbors;
+};
+
+enum class Protocol { kTcp, kUdp, kSctp };
+enum class Forwarding { kNat, kDr, kTun };
+enum class TunnelType { kIpip, kGue, kGre };
+enum class OnFailure { kQuiescent, kRemove };
+enum class CheckType { kNone, kTcp, kHttp, kHttps, kUdp, kDns, kSmtp, kExec };
+enum class HttpMethod { kGet, kHead };
+
+struct StatusRange {
+  int low = 200;
+  int high = 399;
+};
+
+// A health check. A real server's [check] table starts from its virtual server's and overrides
+// the keys it names.
+struct Check {
+  CheckType type = CheckType::kNone;
+  Millis interval{2000};
+  Millis timeout{1000};
+  int rise = 2;
+  int fall = 3;
+  uint16_t port = 0;  // 0: the real server's port
+  // http / https
+  HttpMethod method = HttpMethod::kGet;
+  std::string path = "/";
+  std::string host;  // Host header; empty: the real server's address
+  std::vector<StatusRange> expect_status{StatusRange{}};
+  std::string expect_body;  // substring; empty: any body
+  bool tls_verify = false;  // https: verify the real server's certificate
+  // udp
+  std::string payload;
+  std::string expect_reply;  // substring; empty: any reply
+  // dns
+  std::string query_name;
+  std::string query_type = "A";
+  std::string expect_rcode = "NOERROR";
+  // smtp
+  std::string helo = "tandem";
+  // exec
+  std::optional<Command> command;
+};
+
+struct RealServer {
+  Endpoint address;  // port 0: the virtual server's port
+  int weight = 1;
+  uint32_t upper_threshold = 0;  // 0: unlimited
+  uint32_t lower_threshold = 0;
+  Forwarding forwarding = Forwarding::kNat;  // resolved: the override or the service's
+  TunnelType tunnel_type = TunnelType::kIpip;
+  uint16_t tunnel_port = 0;
+  bool tunnel_checksum = false;
+  Check check;  // resolved: the service's check with this server's overrides
+};
+
+struct VirtualServer {
+  std::string name;
+  std::optional<Endpoint> address;  // set for address:port services
+  std::optional<uint32_t> fwmark;   // set for firewall-mark services
+  Family fwmark_family = Family::kInet;
+  Protocol protocol = Protocol::kTcp;
+  std::string scheduler = "wlc";
+  std::vector<std::string> scheduler_flags;
+  Forwarding forwarding = Forwarding::kNat;
+  Millis persistence_timeout{0};  // 0: not persistent
+  std::optional<IpAddress> persistence_netmask;  // IPv4 mask, or an IPv6 prefix as a mask
+  bool one_packet = false;
+  OnFailure on_failure = OnFailure::kQuiescent;
+  std::optional<Endpoint> fallback;
+  Check check;
+  std::vector<RealServer> real_servers;
+
+  Family family() const { return address ? address->address.family : fwmark_family; }
+};
+
+struct Sync {
+  bool enabled = false;
+  std::string interface;
+  int sync_id = 1;
+  IpAddress multicast_group = *IpAddress::parse("224.0.0.81");
+  uint16_t port = 8848;
+  int ttl = 1;
+  int max_message_length = 1472;
+};
+
+enum class IpvsManage { kOwned, kAll };
+
+struct Ipvs {
+  IpvsManage manage = IpvsManage::kOwned;
+  Millis monitor_interval{5000};
+  Millis tcp_timeout{0};  // 0: leave the kernel's value
+  Millis tcpfin_timeout{0};
+  Millis udp_timeout{0};
+  bool set_sysctls = false;
+};
+
+struct Control {
+  std::string group = "root";  // unix group allowed to change state through `tandem`
+  std::string ipc_name = "tandem";
+};
+
+struct Daemon {
+  std::string state_dir = "/run/tandem";
+  std::string log_level = "info";
+};
+
+struct Config {
+  std::string source;  // the file it was read from
+  Cluster cluster;
+  std::vector<Node> nodes;
+  std::vector<Vip> vips;
+  std::vector<VirtualServer> virtual_servers;
+  Sync sync;
+  Ipvs ipvs;
+  Control control;
+  Daemon daemon;
+
+  const Node* findNode(std::string_view name) const;
+};
+
+}  // namespace tandem::config

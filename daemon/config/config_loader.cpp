@@ -1,0 +1,1006 @@
+#include "config/config_loader.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/text.h"
+#include "config/toml_reader.h"
+
+namespace tandem::config {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr Millis kForever = Millis(int64_t{1} << 31);
+
+const std::vector<std::string> kSchedulers = {"rr",  "wrr", "lc", "wlc", "lblc",
+                                              "lblcr", "dh", "sh", "sed", "nq",
+                                              "mh",  "fo",  "ovf", "twos"};
+const std::vector<std::string> kDnsTypes = {"A",  "AAAA", "CNAME", "MX", "NS",
+                                            "PTR", "SOA", "SRV",  "TXT"};
+const std::vector<std::string> kDnsRcodes = {"NOERROR", "FORMERR", "SERVFAIL",
+                                             "NXDOMAIN", "NOTIMP", "REFUSED"};
+const std::vector<std::string> kLogLevels = {"error", "warning", "notice", "info", "debug"};
+
+// Which check types each type-specific option belongs to.
+const std::map<std::string, std::vector<CheckType>>& checkOptionOwners() {
+  static const std::map<std::string, std::vector<CheckType>> owners = {
+      {"method", {CheckType::kHttp, CheckType::kHttps}},
+      {"path", {CheckType::kHttp, CheckType::kHttps}},
+      {"host", {CheckType::kHttp, CheckType::kHttps}},
+      {"expect_status", {CheckType::kHttp, CheckType::kHttps}},
+      {"expect_body", {CheckType::kHttp, CheckType::kHttps}},
+      {"tls_verify", {CheckType::kHttps}},
+      {"payload", {CheckType::kUdp}},
+      {"expect_reply", {CheckType::kUdp}},
+      {"query_name", {CheckType::kDns}},
+      {"query_type", {CheckType::kDns}},
+      {"expect_rcode", {CheckType::kDns}},
+      {"helo", {CheckType::kSmtp}},
+      {"command", {CheckType::kExec}},
+  };
+  return owners;
+}
+
+std::string checkTypeName(CheckType t) {
+  switch (t) {
+    case CheckType::kNone: return "none";
+    case CheckType::kTcp: return "tcp";
+    case CheckType::kHttp: return "http";
+    case CheckType::kHttps: return "https";
+    case CheckType::kUdp: return "udp";
+    case CheckType::kDns: return "dns";
+    case CheckType::kSmtp: return "smtp";
+    case CheckType::kExec: return "exec";
+  }
+  return "?";
+}
+
+std::string forwardingName(Forwarding f) {
+  switch (f) {
+    case Forwarding::kNat: return "nat";
+    case Forwarding::kDr: return "dr";
+    case Forwarding::kTun: return "tun";
+  }
+  return "?";
+}
+
+std::string quoted(const std::vector<std::string>& names) {
+  std::vector<std::string> q;
+  for (const auto& n : names) q.push_back("\"" + n + "\"");
+  return TableReader::alternatives(q);
+}
+
+std::string dirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+class Loader {
+ public:
+  Loader(const std::string& source, const FileSystem& files) : files_(files) {
+    ctx_.file = source;
+  }
+
+  LoadResult run(std::string_view text) {
+    LoadResult out;
+    if (auto bad = text.find('\0'); bad != std::string_view::npos) {
+      // toml++ would stop here too, but naming the problem helps more than "unexpected char".
+      int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(bad), '\n'));
+      ctx_.diags.error(ctx_.file, line, 1,
+                       "the file holds binary data (a NUL byte at offset " +
+                           std::to_string(bad) + "); a config is UTF-8 text in TOML");
+      out.diagnostics = std::move(ctx_.diags);
+      return out;
+    }
+    toml::table root;
+    try {
+      root = toml::parse(text, ctx_.file);
+    } catch (const toml::parse_error& e) {
+      Position p = positionOf(e.source());
+      ctx_.diags.error(ctx_.file, p.line, p.column,
+                       "TOML syntax error: " + std::string(e.description()) +
+                           "; see https://toml.io for the syntax");
+      out.diagnostics = std::move(ctx_.diags);
+      return out;
+    }
+    Config cfg;
+    cfg.source = ctx_.file;
+    readRoot(root, cfg);
+    crossCheck(cfg);  // also after local errors: all findings at once, not one per run
+    out.known_keys = std::move(ctx_.known_keys);
+    out.diagnostics = std::move(ctx_.diags);
+    if (!out.diagnostics.hasErrors()) out.config = std::move(cfg);
+    return out;
+  }
+
+ private:
+  void error(Position p, const std::string& msg) {
+    ctx_.diags.error(ctx_.file, p.line, p.column, msg);
+  }
+  void warning(Position p, const std::string& msg) {
+    ctx_.diags.warning(ctx_.file, p.line, p.column, msg);
+  }
+
+  void readRoot(const toml::table& root, Config& cfg) {
+    TableReader r(root, "", ctx_);
+    if (const toml::table* t = r.table("cluster")) {
+      readCluster(TableReader(*t, "cluster", ctx_), cfg.cluster);
+    } else if (!r.has("cluster")) {
+      error(Position{}, "the file has no [cluster] table; add one with at least name = \"...\"");
+    }
+    for (const toml::table* t : r.tables("node")) {
+      TableReader nr(*t, "node", ctx_);
+      node_pos_.push_back(nr.where());
+      cfg.nodes.push_back(readNode(nr));
+    }
+    if (cfg.nodes.empty() && !r.has("node")) {
+      error(Position{}, "the file has no [[node]] table; add one [[node]] per director, "
+                        "each with name = \"...\" as in corosync.conf");
+    }
+    for (const toml::table* t : r.tables("vip")) {
+      TableReader vr(*t, "vip", ctx_);
+      int before = ctx_.diags.errorCount();
+      cfg.vips.push_back(readVip(vr));
+      vip_pos_.push_back({vr.where(), vr.where("address"), vr.where("interface"),
+                          ctx_.diags.errorCount() == before});
+    }
+    for (const toml::table* t : r.tables("virtual_server")) {
+      TableReader vr(*t, "virtual_server", ctx_);
+      cfg.virtual_servers.push_back(readVirtualServer(vr));
+    }
+    if (const toml::table* t = r.table("sync")) readSync(TableReader(*t, "sync", ctx_), cfg.sync);
+    if (const toml::table* t = r.table("ipvs")) readIpvs(TableReader(*t, "ipvs", ctx_), cfg.ipvs);
+    if (const toml::table* t = r.table("control")) {
+      readControl(TableReader(*t, "control", ctx_), cfg.control);
+    }
+    if (const toml::table* t = r.table("daemon")) {
+      readDaemon(TableReader(*t, "daemon", ctx_), cfg.daemon);
+    }
+    r.finish([](const std::string& key) -> std::string {
+      if (key == "real_server") {
+        return "a real_server outside any virtual server; write it as "
+               "[[virtual_server.real_server]] after the [[virtual_server]] it belongs to";
+      }
+      if (key == "check") {
+        return "a check outside any virtual server; write it as [virtual_server.check] or "
+               "[virtual_server.real_server.check]";
+      }
+      if (key == "nodes" || key == "vips" || key == "virtual_servers") {
+        return "unknown key \"" + key + "\" at the top level; did you mean \"" +
+               key.substr(0, key.size() - 1) + "\"? Each one is its own [[" +
+               key.substr(0, key.size() - 1) + "]] table";
+      }
+      return {};
+    });
+  }
+
+  void readCluster(TableReader r, Cluster& c) {
+    cluster_pos_ = r.where();
+    if (auto v = r.string("name", true)) {
+      if (v->empty()) r.badValue("name", "the name is empty", "give the cluster a name");
+      c.name = *v;
+    }
+    if (auto v = r.string("group")) {
+      if (v->empty() || v->size() > 127) {
+        r.badValue("group", "\"" + *v + "\" is not a usable CPG group name",
+                   "it must be 1 to 127 characters");
+      } else {
+        c.group = *v;
+      }
+    }
+    auto keys = r.tables("key");
+    std::set<uint32_t> ids;
+    for (const toml::table* t : keys) {
+      TableReader kr(*t, "cluster.key", ctx_);
+      AuthKey k;
+      if (auto id = kr.integer("id", 1, 65535)) k.id = static_cast<uint32_t>(*id);
+      else if (!kr.has("id")) {
+        Position p = kr.where();
+        error(p, "[[cluster.key]] has no id; it is required, add id = 1 (1 to 65535)");
+      }
+      if (auto f = kr.string("file", true)) k.file = *f;
+      if (!ids.insert(k.id).second) {
+        kr.badValue("id", "key id " + std::to_string(k.id) + " is used twice",
+                    "each [[cluster.key]] needs its own id");
+      }
+      key_pos_.push_back(kr.has("file") ? kr.where("file") : kr.where());
+      kr.finish();
+      c.keys.push_back(k);
+    }
+    if (c.keys.empty()) {
+      c.keys.push_back(AuthKey{1, "/etc/tandem/authkey"});
+      key_pos_.push_back(r.where());
+    }
+    if (auto v = r.integer("active_key", 1, 65535)) {
+      c.active_key = static_cast<uint32_t>(*v);
+      if (!keys.empty() && !ids.count(c.active_key)) {
+        r.badValue("active_key", "no [[cluster.key]] has id " + std::to_string(*v),
+                   "it must name one of the configured key ids");
+      }
+      if (keys.empty() && c.active_key != 1) {
+        r.badValue("active_key", "no [[cluster.key]] has id " + std::to_string(*v),
+                   "without [[cluster.key]] tables the only key is id 1 (/etc/tandem/authkey)");
+      }
+    } else if (keys.size() > 1 && !r.has("active_key")) {
+      Position p = r.where();
+      error(p, "[cluster] has several [[cluster.key]] tables but no active_key; add "
+               "active_key = <id> to say which one signs outgoing frames");
+    } else if (keys.size() == 1) {
+      c.active_key = c.keys.front().id;
+    }
+    if (auto v = r.duration("heartbeat_interval", 10ms, 10s)) c.heartbeat_interval = *v;
+    if (auto v = r.duration("dead_time", 20ms, 60s)) c.dead_time = *v;
+    if (c.dead_time < 2 * c.heartbeat_interval) {
+      r.badValue(r.has("dead_time") ? "dead_time" : "heartbeat_interval",
+                 "dead_time " + formatDuration(c.dead_time) + " is shorter than two heartbeats (" +
+                     formatDuration(c.heartbeat_interval) + " each)",
+                 "dead_time must be at least 2 x heartbeat_interval, or one late frame makes a "
+                 "takeover");
+    }
+    if (auto v = r.choice<FailbackPolicy>("failback", {{"auto", FailbackPolicy::kAuto},
+                                                       {"manual", FailbackPolicy::kManual},
+                                                       {"delayed", FailbackPolicy::kDelayed}})) {
+      c.failback = *v;
+    }
+    if (auto v = r.duration("failback_delay", 0ms, 24h)) c.failback_delay = *v;
+    if (c.failback == FailbackPolicy::kDelayed && c.failback_delay == 0ms) {
+      r.badValue(r.has("failback_delay") ? "failback_delay" : "failback",
+                 "failback = \"delayed\" needs a delay",
+                 "set failback_delay to more than \"0s\", e.g. \"5m\"");
+    }
+    if (c.failback == FailbackPolicy::kManual && r.has("failback_delay")) {
+      r.warnValue("failback_delay", "it has no effect with failback = \"manual\"",
+                  "remove it, or choose failback = \"auto\" or \"delayed\"");
+    }
+    if (const toml::table* t = r.table("tiebreaker")) {
+      TableReader tr(*t, "cluster.tiebreaker", ctx_);
+      if (auto v = tr.addresses("targets")) {
+        c.tiebreaker.targets = *v;
+        if (v->empty()) {
+          tr.badValue("targets", "the list is empty",
+                      "name at least one address to ping, or remove [cluster.tiebreaker]");
+        }
+      } else if (!tr.has("targets")) {
+        error(tr.where(), "[cluster.tiebreaker] has no targets; add targets = [\"<gateway>\"]");
+      }
+      if (auto v = tr.duration("interval", 100ms, 1min)) c.tiebreaker.interval = *v;
+      if (auto v = tr.duration("timeout", 10ms, 1min)) c.tiebreaker.timeout = *v;
+      tr.finish();
+    }
+    if (const toml::table* t = r.table("fence")) {
+      TableReader fr(*t, "cluster.fence", ctx_);
+      c.fence.command = readCommand(fr, "command");
+      if (!fr.has("command")) {
+        error(fr.where(), "[cluster.fence] has no command; add command = [\"/path/to/fence\", "
+                          "\"arg\"], or remove [cluster.fence]");
+      }
+      if (auto v = fr.duration("timeout", 1s, 10min)) c.fence.timeout = *v;
+      fr.finish();
+    }
+    r.finish();
+  }
+
+  std::optional<Command> readCommand(TableReader& r, std::string_view key) {
+    const toml::node* n = r.raw(key);
+    if (!n) return std::nullopt;
+    Command cmd;
+    if (n->is_string()) {
+      cmd.argv = {*n->value<std::string>()};
+      cmd.via_shell = true;
+    } else if (const toml::array* a = n->as_array()) {
+      for (const toml::node& e : *a) {
+        if (!e.is_string()) {
+          r.badValue(key, "an argument is " + std::string(tomlTypeName(e)),
+                     "every element of the argv array must be a string");
+          return std::nullopt;
+        }
+        cmd.argv.push_back(*e.value<std::string>());
+      }
+    } else {
+      r.badValue(key, "it is " + std::string(tomlTypeName(*n)),
+                 "write a shell line (\"cmd arg\") or an argv array ([\"/path/cmd\", \"arg\"])");
+      return std::nullopt;
+    }
+    if (cmd.argv.empty() || cmd.argv.front().empty()) {
+      r.badValue(key, "the command is empty", "name the program to run");
+      return std::nullopt;
+    }
+    if (!cmd.via_shell && cmd.argv.front().front() != '/') {
+      r.badValue(key, "\"" + cmd.argv.front() + "\" is not an absolute path",
+                 "an argv command starts with the program's full path; tandemd does not "
+                 "search PATH");
+      return std::nullopt;
+    }
+    return cmd;
+  }
+
+  Node readNode(TableReader& r) {
+    Node n;
+    if (auto v = r.string("name", true)) {
+      if (v->empty()) r.badValue("name", "the name is empty", "use the node's name in corosync.conf");
+      n.name = *v;
+    }
+    if (auto v = r.integer("priority", 0, 255)) n.priority = static_cast<int>(*v);
+    if (auto v = r.strings("interfaces")) {
+      std::set<std::string> seen;
+      for (const auto& i : *v) {
+        if (i.empty() || i.size() > 15 || i.find('/') != std::string::npos ||
+            i.find(' ') != std::string::npos) {
+          r.badValue("interfaces", "\"" + i + "\" is not an interface name",
+                     "Linux interface names are 1 to 15 characters without / or spaces");
+        } else if (!seen.insert(i).second) {
+          r.badValue("interfaces", "\"" + i + "\" is listed twice", "list each interface once");
+        }
+      }
+      n.interfaces = *v;
+    }
+    r.finish();
+    return n;
+  }
+
+  Vip readVip(TableReader& r) {
+    Vip v;
+    if (auto s = r.string("address", true)) {
+      if (auto p = IpPrefix::parse(*s)) {
+        v.address = *p;
+      } else if (IpAddress::parse(*s)) {
+        r.badValue("address", "\"" + *s + "\" has no prefix length",
+                   "write address/prefix, e.g. \"" + *s + "/24\" (IPv4) or \"/64\" (IPv6)");
+      } else {
+        r.badValue("address", "\"" + *s + "\" is not an address/prefix",
+                   "write e.g. \"198.51.100.10/24\" or \"2001:db8::10/64\"");
+      }
+    }
+    if (auto s = r.string("interface", true)) v.interface = *s;
+    if (auto s = r.string("label")) {
+      if (v.address.address.family == Family::kInet6) {
+        r.badValue("label", "IPv6 addresses have no label", "remove label from this VIP");
+      } else if (s->size() > 15 || s->rfind(v.interface, 0) != 0) {
+        r.badValue("label", "\"" + *s + "\" cannot label an address on " + v.interface,
+                   "the kernel wants a label that starts with the interface name and has at "
+                   "most 15 characters, e.g. \"" + v.interface + ":vip\"");
+      } else {
+        v.label = *s;
+      }
+    }
+    if (auto n = r.integer("announce_count", 0, 100)) v.announce_count = static_cast<int>(*n);
+    if (auto d = r.duration("announce_interval", 10ms, 10s)) v.announce_interval = *d;
+    if (auto d = r.duration("announce_second_burst", 0ms, 1h)) v.announce_second_burst = *d;
+    if (auto d = r.duration("announce_refresh", 0ms, 24h)) {
+      v.announce_refresh = *d;
+      if (*d > 0ms && *d < 1s) {
+        r.badValue("announce_refresh", "\"" + formatDuration(*d) + "\" would flood the segment",
+                   "use \"0s\" (off) or at least \"1s\"");
+      }
+    }
+    if (auto a = r.addresses("verify_neighbors")) {
+      for (const auto& n : *a) {
+        if (n.family != v.address.address.family) {
+          r.badValue("verify_neighbors", std::string(familyName(n.family)) + " neighbour " +
+                                             n.toString() + " cannot be probed from an " +
+                                             std::string(familyName(v.address.address.family)) + " VIP",
+                     "list neighbours of the VIP's own family");
+        }
+      }
+      v.verify_neighbors = *a;
+    }
+    r.finish();
+    return v;
+  }
+
+  VirtualServer readVirtualServer(TableReader& r) {
+    VirtualServer vs;
+    VsPos pos;
+    pos.table = r.where();
+    bool has_addr = r.has("address");
+    bool has_mark = r.has("fwmark");
+    if (auto s = r.string("address")) {
+      auto e = Endpoint::parse(*s, false);
+      if (!e) {
+        r.badValue("address", "\"" + *s + "\" is not an address:port",
+                   "write e.g. \"198.51.100.10:80\" or \"[2001:db8::10]:443\"");
+      }
+      vs.address = e;
+      pos.address = r.where("address");
+    }
+    if (auto m = r.integer("fwmark", 1, 0xffffffffLL)) {
+      vs.fwmark = static_cast<uint32_t>(*m);
+      pos.address = r.where("fwmark");
+    }
+    if (has_addr && has_mark) {
+      r.badValue("fwmark", "a virtual server has both address and fwmark",
+                 "use address = \"ip:port\" or fwmark = N, not both");
+    } else if (!has_addr && !has_mark) {
+      error(r.where(), "[[virtual_server]] has neither address nor fwmark; add "
+                       "address = \"ip:port\" or fwmark = N");
+    }
+    if (auto f = r.choice<Family>("family", {{"ipv4", Family::kInet}, {"ipv6", Family::kInet6}})) {
+      vs.fwmark_family = *f;
+      if (!has_mark) {
+        r.badValue("family", "family applies only to fwmark services",
+                   "remove it; an address service takes its family from the address");
+      }
+    }
+    if (auto p = r.choice<Protocol>("protocol", {{"tcp", Protocol::kTcp},
+                                                 {"udp", Protocol::kUdp},
+                                                 {"sctp", Protocol::kSctp}})) {
+      vs.protocol = *p;
+      if (has_mark) {
+        r.badValue("protocol", "a fwmark service matches every protocol the mark covers",
+                   "remove protocol from this fwmark service");
+      }
+    }
+    vs.name = r.string("name").value_or("");
+    if (vs.name.empty()) {
+      vs.name = vs.address ? vs.address->toString()
+                           : (vs.fwmark ? "fwmark:" + std::to_string(*vs.fwmark) : "?");
+    }
+    if (auto s = r.string("scheduler")) {
+      if (std::find(kSchedulers.begin(), kSchedulers.end(), *s) == kSchedulers.end()) {
+        auto m = closestMatch(*s, kSchedulers);
+        r.badValue("scheduler", "\"" + *s + "\" is not an IPVS scheduler",
+                   (m ? "did you mean \"" + *m + "\"? " : std::string()) + "use one of " +
+                       quoted(kSchedulers));
+      } else {
+        vs.scheduler = *s;
+      }
+    }
+    if (auto flags = r.strings("scheduler_flags")) {
+      if (vs.scheduler != "sh" && vs.scheduler != "mh") {
+        r.badValue("scheduler_flags", "only the sh and mh schedulers take flags",
+                   "remove scheduler_flags, or use scheduler = \"sh\" or \"mh\"");
+      }
+      for (const auto& f : *flags) {
+        if (f != "fallback" && f != "port") {
+          r.badValue("scheduler_flags", "\"" + f + "\" is not a scheduler flag",
+                     "use \"fallback\" and/or \"port\"");
+        }
+      }
+      vs.scheduler_flags = *flags;
+    }
+    if (auto f = readForwarding(r, "forwarding")) vs.forwarding = *f;
+    if (auto d = r.duration("persistence_timeout", 0ms, 24h * 24)) vs.persistence_timeout = *d;
+    if (const toml::node* n = r.raw("persistence_netmask")) {
+      vs.persistence_netmask = readNetmask(r, *n, vs.family());
+      if (vs.persistence_timeout == 0ms) {
+        r.warnValue("persistence_netmask", "it has no effect without persistence_timeout",
+                    "set persistence_timeout, or remove persistence_netmask");
+      }
+    }
+    if (auto b = r.boolean("one_packet")) {
+      vs.one_packet = *b;
+      if (*b && vs.protocol != Protocol::kUdp) {
+        r.badValue("one_packet", "one-packet scheduling is for UDP services",
+                   "remove it, or use protocol = \"udp\"");
+      }
+    }
+    if (auto f = r.choice<OnFailure>("on_failure", {{"quiescent", OnFailure::kQuiescent},
+                                                    {"remove", OnFailure::kRemove}})) {
+      vs.on_failure = *f;
+    }
+    if (auto s = r.string("fallback")) {
+      if (auto e = Endpoint::parse(*s, true)) {
+        vs.fallback = e;
+        pos.fallback = r.where("fallback");
+      } else {
+        r.badValue("fallback", "\"" + *s + "\" is not an address[:port]",
+                   "write the sorry server as e.g. \"127.0.0.1:80\"");
+      }
+    }
+    if (const toml::table* t = r.table("check")) {
+      TableReader cr(*t, "virtual_server.check", ctx_);
+      vs.check = readCheck(cr, Check{});
+    }
+    for (const toml::table* t : r.tables("real_server")) {
+      TableReader rr(*t, "virtual_server.real_server", ctx_);
+      int before = ctx_.diags.errorCount();
+      vs.real_servers.push_back(readRealServer(rr, vs));
+      pos.reals.push_back({rr.where("address"), rr.where("forwarding"),
+                           ctx_.diags.errorCount() == before});
+    }
+    pos.ok = vs.address.has_value() != vs.fwmark.has_value();
+    r.finish();
+    vs_pos_.push_back(pos);
+    return vs;
+  }
+
+  std::optional<Forwarding> readForwarding(TableReader& r, std::string_view key) {
+    return r.choice<Forwarding>(key, {{"nat", Forwarding::kNat},
+                                      {"dr", Forwarding::kDr},
+                                      {"tun", Forwarding::kTun}});
+  }
+
+  std::optional<IpAddress> readNetmask(TableReader& r, const toml::node& n, Family family) {
+    if (family == Family::kInet6) {
+      if (!n.is_integer() || *n.value<int64_t>() < 1 || *n.value<int64_t>() > 128) {
+        r.badValue("persistence_netmask", "an IPv6 service takes a prefix length",
+                   "write an integer from 1 to 128, e.g. persistence_netmask = 64");
+        return std::nullopt;
+      }
+      int len = static_cast<int>(*n.value<int64_t>());
+      IpAddress mask;
+      mask.family = Family::kInet6;
+      for (int i = 0; i < len; ++i) {
+        mask.bytes[static_cast<size_t>(i / 8)] |= static_cast<uint8_t>(0x80 >> (i % 8));
+      }
+      return mask;
+    }
+    if (!n.is_string()) {
+      r.badValue("persistence_netmask", "it is " + std::string(tomlTypeName(n)),
+                 "an IPv4 service takes a netmask string, e.g. \"255.255.255.0\"");
+      return std::nullopt;
+    }
+    std::string s = *n.value<std::string>();
+    auto m = IpAddress::parse(s);
+    if (!m || m->family != Family::kInet || !netmaskLength(*m)) {
+      r.badValue("persistence_netmask", "\"" + s + "\" is not a netmask",
+                 "a netmask is contiguous ones then zeros, e.g. \"255.255.255.0\"");
+      return std::nullopt;
+    }
+    return m;
+  }
+
+  RealServer readRealServer(TableReader& r, const VirtualServer& vs) {
+    RealServer rs;
+    rs.forwarding = vs.forwarding;
+    if (auto s = r.string("address", true)) {
+      if (auto e = Endpoint::parse(*s, true)) {
+        rs.address = *e;
+        if (rs.address.port == 0 && vs.address) rs.address.port = vs.address->port;
+      } else {
+        r.badValue("address", "\"" + *s + "\" is not an address[:port]",
+                   "write e.g. \"198.51.100.21:80\", or the address alone to use the "
+                   "service's port");
+      }
+    }
+    if (auto w = r.integer("weight", 0, 65535)) rs.weight = static_cast<int>(*w);
+    if (auto v = r.integer("upper_threshold", 0, 0xffffffffLL)) {
+      rs.upper_threshold = static_cast<uint32_t>(*v);
+    }
+    if (auto v = r.integer("lower_threshold", 0, 0xffffffffLL)) {
+      rs.lower_threshold = static_cast<uint32_t>(*v);
+    }
+    if (rs.upper_threshold != 0 && rs.lower_threshold > rs.upper_threshold) {
+      r.badValue("lower_threshold", "it is above upper_threshold",
+                 "lower_threshold must be at most upper_threshold (" +
+                     std::to_string(rs.upper_threshold) + ")");
+    }
+    if (auto f = readForwarding(r, "forwarding")) rs.forwarding = *f;
+    bool tun = rs.forwarding == Forwarding::kTun;
+    if (auto t = r.choice<TunnelType>("tunnel_type", {{"ipip", TunnelType::kIpip},
+                                                      {"gue", TunnelType::kGue},
+                                                      {"gre", TunnelType::kGre}})) {
+      rs.tunnel_type = *t;
+    }
+    if (auto p = r.integer("tunnel_port", 1, 65535)) rs.tunnel_port = static_cast<uint16_t>(*p);
+    if (auto b = r.boolean("tunnel_checksum")) rs.tunnel_checksum = *b;
+    for (const char* k : {"tunnel_type", "tunnel_port", "tunnel_checksum"}) {
+      if (r.has(k) && !tun) {
+        r.badValue(k, "tunnel options need tun forwarding",
+                   "remove " + std::string(k) + ", or set forwarding = \"tun\"");
+      }
+    }
+    if (tun && rs.tunnel_type == TunnelType::kGue && rs.tunnel_port == 0) {
+      r.badValue(r.has("tunnel_type") ? "tunnel_type" : "forwarding",
+                 "a GUE tunnel needs a UDP port", "add tunnel_port = N");
+    }
+    if (const toml::table* t = r.table("check")) {
+      TableReader cr(*t, "virtual_server.real_server.check", ctx_);
+      rs.check = readCheck(cr, vs.check);
+    } else {
+      rs.check = vs.check;
+    }
+    r.finish();
+    return rs;
+  }
+
+  Check readCheck(TableReader& r, const Check& base) {
+    Check c = base;
+    if (auto t = r.choice<CheckType>("type", {{"none", CheckType::kNone},
+                                             {"tcp", CheckType::kTcp},
+                                             {"http", CheckType::kHttp},
+                                             {"https", CheckType::kHttps},
+                                             {"udp", CheckType::kUdp},
+                                             {"dns", CheckType::kDns},
+                                             {"smtp", CheckType::kSmtp},
+                                             {"exec", CheckType::kExec}})) {
+      c.type = *t;
+    }
+    if (auto d = r.duration("interval", 100ms, 1h)) c.interval = *d;
+    if (auto d = r.duration("timeout", 10ms, 10min)) c.timeout = *d;
+    if (auto n = r.integer("rise", 1, 100)) c.rise = static_cast<int>(*n);
+    if (auto n = r.integer("fall", 1, 100)) c.fall = static_cast<int>(*n);
+    if (auto n = r.integer("port", 1, 65535)) c.port = static_cast<uint16_t>(*n);
+
+    auto owns = [&](const std::string& key) {
+      const auto& types = checkOptionOwners().at(key);
+      return std::find(types.begin(), types.end(), c.type) != types.end();
+    };
+    // Type options are read only where they apply; elsewhere finish() explains why not.
+    if (owns("method")) {
+      if (auto m = r.choice<HttpMethod>("method", {{"GET", HttpMethod::kGet},
+                                                   {"HEAD", HttpMethod::kHead}})) {
+        c.method = *m;
+      }
+      if (auto s = r.string("path")) {
+        if (s->empty() || s->front() != '/') {
+          r.badValue("path", "\"" + *s + "\" is not an absolute path",
+                     "the HTTP path starts with /, e.g. \"/index.html\"");
+        }
+        c.path = *s;
+      }
+      if (auto s = r.string("host")) c.host = *s;
+      if (auto list = r.strings("expect_status")) {
+        c.expect_status.clear();
+        for (const auto& s : *list) {
+          if (auto range = parseStatusRange(s)) {
+            c.expect_status.push_back(*range);
+          } else {
+            r.badValue("expect_status", "\"" + s + "\" is not a status code or range",
+                       "write codes from 100 to 599 as \"200\" or \"200-399\"");
+          }
+        }
+        if (list->empty()) {
+          r.badValue("expect_status", "the list is empty",
+                     "name at least one healthy status, e.g. [\"200-399\"]");
+        }
+      }
+      if (auto s = r.string("expect_body")) c.expect_body = *s;
+    }
+    if (owns("tls_verify")) {
+      if (auto b = r.boolean("tls_verify")) c.tls_verify = *b;
+    }
+    if (owns("payload")) {
+      if (auto s = r.string("payload")) c.payload = *s;
+      if (auto s = r.string("expect_reply")) c.expect_reply = *s;
+    }
+    if (owns("query_name")) {
+      if (auto s = r.string("query_name")) c.query_name = *s;
+      if (auto s = r.string("query_type")) {
+        if (std::find(kDnsTypes.begin(), kDnsTypes.end(), *s) == kDnsTypes.end()) {
+          r.badValue("query_type", "\"" + *s + "\" is not a supported record type",
+                     "use one of " + quoted(kDnsTypes));
+        } else {
+          c.query_type = *s;
+        }
+      }
+      if (auto s = r.string("expect_rcode")) {
+        if (std::find(kDnsRcodes.begin(), kDnsRcodes.end(), *s) == kDnsRcodes.end()) {
+          r.badValue("expect_rcode", "\"" + *s + "\" is not a DNS rcode",
+                     "use one of " + quoted(kDnsRcodes));
+        } else {
+          c.expect_rcode = *s;
+        }
+      }
+    }
+    if (owns("helo")) {
+      if (auto s = r.string("helo")) c.helo = *s;
+    }
+    if (owns("command")) {
+      if (auto cmd = readCommand(r, "command")) c.command = cmd;
+    }
+
+    if (c.type == CheckType::kDns && c.query_name.empty()) {
+      error(r.where(), "[" + r.path() + "] is a dns check without query_name; add "
+                       "query_name = \"www.example.com\"");
+    }
+    if (c.type == CheckType::kExec && !c.command) {
+      error(r.where(), "[" + r.path() + "] is an exec check without command; add "
+                       "command = [\"/path/to/check\", \"arg\"]");
+    }
+    if (c.type == CheckType::kUdp && c.payload.empty()) {
+      error(r.where(), "[" + r.path() + "] is a udp check without payload; add payload = "
+                       "\"...\" (a UDP service answers only when asked something)");
+    }
+    CheckType type = c.type;
+    r.finish([type](const std::string& key) -> std::string {
+      auto it = checkOptionOwners().find(key);
+      if (it == checkOptionOwners().end()) return {};
+      std::vector<std::string> names;
+      for (CheckType t : it->second) names.push_back("\"" + checkTypeName(t) + "\"");
+      return key + " is an option of " + TableReader::alternatives(names) +
+             " checks; this check is type = \"" + checkTypeName(type) +
+             "\", so remove it or change the type";
+    });
+    return c;
+  }
+
+  static std::optional<StatusRange> parseStatusRange(const std::string& s) {
+    auto num = [](std::string_view t) -> std::optional<int> {
+      if (t.size() != 3) return std::nullopt;
+      int v = 0;
+      for (char ch : t) {
+        if (ch < '0' || ch > '9') return std::nullopt;
+        v = v * 10 + (ch - '0');
+      }
+      if (v < 100 || v > 599) return std::nullopt;
+      return v;
+    };
+    size_t dash = s.find('-');
+    if (dash == std::string::npos) {
+      auto v = num(s);
+      if (!v) return std::nullopt;
+      return StatusRange{*v, *v};
+    }
+    auto lo = num(std::string_view(s).substr(0, dash));
+    auto hi = num(std::string_view(s).substr(dash + 1));
+    if (!lo || !hi || *lo > *hi) return std::nullopt;
+    return StatusRange{*lo, *hi};
+  }
+
+  void readSync(TableReader r, Sync& s) {
+    if (auto b = r.boolean("enabled")) s.enabled = *b;
+    if (auto v = r.string("interface")) s.interface = *v;
+    if (s.enabled && s.interface.empty()) {
+      error(r.where(), "[sync] is enabled without an interface; add interface = \"eth1\" "
+                       "(the link the directors share for connection sync)");
+    }
+    if (auto v = r.integer("sync_id", 0, 255)) s.sync_id = static_cast<int>(*v);
+    if (auto a = r.address("multicast_group")) {
+      if (!a->isMulticast()) {
+        r.badValue("multicast_group", a->toString() + " is not a multicast address",
+                   "use one in 224.0.0.0/4 or ff00::/8, e.g. \"224.0.0.81\"");
+      } else {
+        s.multicast_group = *a;
+      }
+    }
+    if (auto v = r.integer("port", 1, 65535)) s.port = static_cast<uint16_t>(*v);
+    if (auto v = r.integer("ttl", 1, 255)) s.ttl = static_cast<int>(*v);
+    if (auto v = r.integer("max_message_length", 128, 65507)) {
+      s.max_message_length = static_cast<int>(*v);
+    }
+    r.finish();
+  }
+
+  void readIpvs(TableReader r, Ipvs& i) {
+    if (auto m = r.choice<IpvsManage>("manage", {{"owned", IpvsManage::kOwned},
+                                                 {"all", IpvsManage::kAll}})) {
+      i.manage = *m;
+    }
+    if (auto d = r.duration("monitor_interval", 100ms, 1h)) i.monitor_interval = *d;
+    if (auto d = r.duration("tcp_timeout", 0ms, kForever)) i.tcp_timeout = *d;
+    if (auto d = r.duration("tcpfin_timeout", 0ms, kForever)) i.tcpfin_timeout = *d;
+    if (auto d = r.duration("udp_timeout", 0ms, kForever)) i.udp_timeout = *d;
+    for (const char* k : {"tcp_timeout", "tcpfin_timeout", "udp_timeout"}) {
+      const Millis& v = std::string_view(k) == "tcp_timeout"      ? i.tcp_timeout
+                        : std::string_view(k) == "tcpfin_timeout" ? i.tcpfin_timeout
+                                                                  : i.udp_timeout;
+      if (v.count() % 1000 != 0) {
+        r.badValue(k, "IPVS keeps its timeouts in whole seconds",
+                   "write a whole number of seconds, e.g. \"900s\" or \"15m\"");
+      }
+    }
+    if (auto b = r.boolean("set_sysctls")) i.set_sysctls = *b;
+    r.finish();
+  }
+
+  void readControl(TableReader r, Control& c) {
+    if (auto v = r.string("group")) {
+      if (v->empty()) r.badValue("group", "the group is empty", "name a unix group, e.g. \"root\"");
+      else c.group = *v;
+    }
+    if (auto v = r.string("ipc_name")) {
+      bool ok = !v->empty() && v->size() <= 64 &&
+                std::all_of(v->begin(), v->end(), [](char ch) {
+                  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                         (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+                });
+      if (!ok) {
+        r.badValue("ipc_name", "\"" + *v + "\" is not a usable IPC name",
+                   "use 1 to 64 letters, digits, '-', '_' or '.'");
+      } else {
+        c.ipc_name = *v;
+      }
+    }
+    r.finish();
+  }
+
+  void readDaemon(TableReader r, Daemon& d) {
+    if (auto v = r.string("state_dir")) {
+      if (v->empty() || v->front() != '/') {
+        r.badValue("state_dir", "\"" + *v + "\" is not an absolute path",
+                   "use an absolute directory, e.g. \"/run/tandem\"");
+      } else {
+        d.state_dir = *v;
+      }
+    }
+    if (auto v = r.string("log_level")) {
+      if (std::find(kLogLevels.begin(), kLogLevels.end(), *v) == kLogLevels.end()) {
+        r.badValue("log_level", "\"" + *v + "\" is not a log level",
+                   "use one of " + quoted(kLogLevels));
+      } else {
+        d.log_level = *v;
+      }
+    }
+    r.finish();
+  }
+
+  // Checks that need more than one table at a time.
+  void crossCheck(const Config& cfg) {
+    checkNodes(cfg);
+    checkKeys(cfg);
+    checkVips(cfg);
+    checkVirtualServers(cfg);
+  }
+
+  void checkNodes(const Config& cfg) {
+    std::set<std::string> names;
+    for (size_t i = 0; i < cfg.nodes.size(); ++i) {
+      if (!names.insert(cfg.nodes[i].name).second) {
+        error(node_pos_[i], "node \"" + cfg.nodes[i].name + "\" is defined twice; each "
+                            "[[node]] needs its own name");
+      }
+    }
+  }
+
+  void checkKeys(const Config& cfg) {
+    for (size_t i = 0; i < cfg.cluster.keys.size(); ++i) {
+      const AuthKey& k = cfg.cluster.keys[i];
+      std::string path = k.file.empty() || k.file.front() == '/'
+                             ? k.file
+                             : dirOf(ctx_.file) + "/" + k.file;
+      auto info = files_.stat(path);
+      std::string id = "key " + std::to_string(k.id);
+      if (!info) {
+        error(key_pos_[i], id + ": the key file " + path + " does not exist; create it with "
+                           "`tandem keygen " + path + "` and copy it to every node");
+      } else if (!info->regular) {
+        error(key_pos_[i], id + ": " + path + " is not a regular file; point file at the key "
+                           "written by `tandem keygen`");
+      } else if ((info->mode & 077) != 0) {
+        char mode[16];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info->mode & 07777));
+        error(key_pos_[i], id + ": the key file " + path + " has mode " + mode +
+                               " and others can read it; run `chmod 0600 " + path + "`");
+      } else if (info->size < 16 || info->size > 4096) {
+        error(key_pos_[i], id + ": the key file " + path + " has " +
+                               std::to_string(info->size) + " bytes; a key has 16 to 4096 "
+                               "bytes, write a new one with `tandem keygen " + path + "`");
+      }
+    }
+  }
+
+  void checkVips(const Config& cfg) {
+    std::set<std::string> interfaces;
+    for (const auto& n : cfg.nodes) interfaces.insert(n.interfaces.begin(), n.interfaces.end());
+    std::map<IpAddress, size_t> seen;
+    for (size_t i = 0; i < cfg.vips.size(); ++i) {
+      const Vip& v = cfg.vips[i];
+      if (!vip_pos_[i].ok) continue;
+      auto [it, fresh] = seen.emplace(v.address.address, i);
+      if (!fresh) {
+        error(vip_pos_[i].address,
+              "VIP " + v.address.address.toString() + " is defined twice (first at line " +
+                  std::to_string(vip_pos_[it->second].address.line) + "); remove one");
+      }
+      if (!v.interface.empty() && !interfaces.count(v.interface)) {
+        std::vector<std::string> all(interfaces.begin(), interfaces.end());
+        error(vip_pos_[i].interface,
+              "VIP " + v.address.toString() + " is on interface \"" + v.interface +
+                  "\", which no [[node]] lists; add it to the interfaces of the nodes that may "
+                  "carry it" + (all.empty() ? std::string() : " (they list " + quoted(all) + ")"));
+      }
+    }
+  }
+
+  bool coveredByVip(const Config& cfg, const IpAddress& a) {
+    return std::any_of(cfg.vips.begin(), cfg.vips.end(),
+                       [&](const Vip& v) { return v.address.address == a; });
+  }
+
+  void checkVirtualServers(const Config& cfg) {
+    std::map<std::string, size_t> seen;
+    for (size_t i = 0; i < cfg.virtual_servers.size(); ++i) {
+      const VirtualServer& vs = cfg.virtual_servers[i];
+      const VsPos& pos = vs_pos_[i];
+      if (!pos.ok) continue;
+      std::string key;
+      if (vs.address) {
+        static const char* kProto[] = {"tcp", "udp", "sctp"};
+        key = std::string(kProto[static_cast<int>(vs.protocol)]) + " " + vs.address->toString();
+      } else if (vs.fwmark) {
+        key = "fwmark " + std::to_string(*vs.fwmark) + " " +
+              std::string(familyName(vs.fwmark_family));
+      }
+      auto [it, fresh] = seen.emplace(key, i);
+      if (!fresh) {
+        error(pos.address, "virtual server " + key + " is defined twice (first at line " +
+                               std::to_string(vs_pos_[it->second].address.line) +
+                               "); merge them into one [[virtual_server]]");
+      }
+      if (vs.address && !coveredByVip(cfg, vs.address->address)) {
+        warning(pos.address, "virtual server " + vs.address->toString() +
+                                 " is not on a VIP; it will not move with the active director "
+                                 "(add a [[vip]] for " + vs.address->address.toString() +
+                                 " if it should)");
+      }
+      Family fam = vs.family();
+      if (vs.fallback && vs.fallback->address.family != fam) {
+        error(pos.fallback, std::string(familyName(vs.fallback->address.family)) +
+                                " fallback " + vs.fallback->toString() + " cannot serve the " +
+                                std::string(familyName(fam)) + " service " + vs.name +
+                                "; use a fallback of the service's family");
+      }
+      std::map<Endpoint, size_t> reals;
+      for (size_t j = 0; j < vs.real_servers.size(); ++j) {
+        const RealServer& rs = vs.real_servers[j];
+        const RealPos& rpos = pos.reals[j];
+        if (!rpos.ok) continue;
+        auto [rit, rfresh] = reals.emplace(rs.address, j);
+        if (!rfresh) {
+          error(rpos.address, "real server " + rs.address.toString() + " is listed twice in " +
+                                  vs.name + " (first at line " +
+                                  std::to_string(pos.reals[rit->second].address.line) +
+                                  "); remove one");
+        }
+        if (rs.address.address.family != fam && rs.forwarding != Forwarding::kTun) {
+          error(rpos.address, std::string(familyName(rs.address.address.family)) +
+                                  " real server " + rs.address.toString() + " under the " +
+                                  std::string(familyName(fam)) + " service " + vs.name +
+                                  " cannot work with " + forwardingName(rs.forwarding) +
+                                  " forwarding; use a real server of the service's family (only "
+                                  "tun forwarding crosses families)");
+        }
+        if (rs.forwarding == Forwarding::kDr && vs.address && rs.address.port != 0 &&
+            rs.address.port != vs.address->port) {
+          error(rpos.address, "real server " + rs.address.toString() +
+                                  " uses dr forwarding, which cannot change the port (" +
+                                  std::to_string(vs.address->port) + "); give it port " +
+                                  std::to_string(vs.address->port) + " or use nat");
+        }
+        if (!vs.address && rs.forwarding == Forwarding::kNat && rs.address.port == 0) {
+          error(rpos.address, "real server " + rs.address.toString() + " of the fwmark service " +
+                                  vs.name + " has no port, which nat forwarding needs; write "
+                                  "address:port");
+        }
+      }
+    }
+  }
+
+  // Where each entity stands in the file, and whether it read without error (cross checks
+  // skip the broken ones, whose fields hold defaults and would only add false findings).
+  struct VipPos {
+    Position table, address, interface;
+    bool ok = true;
+  };
+  struct RealPos {
+    Position address, forwarding;
+    bool ok = true;
+  };
+  struct VsPos {
+    Position table, address, fallback;
+    bool ok = true;
+    std::vector<RealPos> reals;
+  };
+
+  const FileSystem& files_;
+  ReadContext ctx_;
+  Position cluster_pos_;
+  std::vector<Position> node_pos_;
+  std::vector<Position> key_pos_;
+  std::vector<VipPos> vip_pos_;
+  std::vector<VsPos> vs_pos_;
+};
+
+}  // namespace
+
+LoadResult loadConfigText(std::string_view text, const std::string& source,
+                          const FileSystem& files) {
+  return Loader(source, files).run(text);
+}
+
+LoadResult loadConfigFile(const std::string& path, const FileSystem& files) {
+  auto text = files.readFile(path, kMaxConfigBytes);
+  if (!text) {
+    LoadResult out;
+    out.diagnostics.error(path, 1, 1, text.error().message);
+    return out;
+  }
+  return loadConfigText(*text, path, files);
+}
+
+}  // namespace tandem::config

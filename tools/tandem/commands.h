@@ -1,0 +1,21 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tandem::cli {
+
+// Stable exit codes: scripts and the systemd units depend on them.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInvalid = 1;  // the input (config, argument) is wrong
+inline constexpr int kExitUsage = 2;    // the command line is wrong
+inline constexpr int kExitFailed = 3;   // the operation failed (I/O, daemon unreachable)
+
+struct GlobalOptions {
+  bool json = false;
+};
+
+// Each registers its subcommands on app and sets *exit_code when it runs.
+void addConfigCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void addKeygenCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
+
+}  // namespace tandem::cli

@@ -1,0 +1,27 @@
+// tandem: the admin tool. A command table over CLI11; each command prints text or, with
+// --json, one JSON document, and exits with the codes in commands.h.
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace tandem::cli;
+  CLI::App app{"tandem: administer a tandem director cluster", "tandem"};
+  app.require_subcommand(1);
+  GlobalOptions global;
+  app.add_flag("--json", global.json, "print one JSON document instead of text");
+  int exit_code = kExitOk;
+  addConfigCommands(app, global, &exit_code);
+  addKeygenCommand(app, global, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  return exit_code;
+}
