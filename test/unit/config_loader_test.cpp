@@ -1,0 +1,277 @@
+#include "config/config_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace tandem::config {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Key files exist where the test says; everything else is missing.
+class FakeFileSystem final : public FileSystem {
+ public:
+  std::map<std::string, FileInfo> files;
+  std::optional<FileInfo> stat(const std::string& path) const override {
+    auto it = files.find(path);
+    if (it == files.end()) return std::nullopt;
+    return it->second;
+  }
+  Result<std::string> readFile(const std::string& path, size_t) const override {
+    return fail(ErrorCode::kNotFound, path + " not found");
+  }
+};
+
+class ConfigLoaderTest : public ::testing::Test {
+ protected:
+  ConfigLoaderTest() { fs_.files["/etc/tandem/authkey"] = FileInfo{true, 0600, 32}; }
+
+  LoadResult load(const std::string& text) {
+    return loadConfigText(text, "/etc/tandem/tandem.conf", fs_);
+  }
+  // The diagnostics as "line:col: message" lines.
+  static std::vector<std::string> lines(const LoadResult& r) {
+    std::vector<std::string> out;
+    for (const auto& d : r.diagnostics.sorted()) {
+      out.push_back(std::to_string(d.line) + ":" + std::to_string(d.column) + ": " +
+                    (d.severity == Diagnostic::Severity::kWarning ? "warning: " : "") +
+                    d.message);
+    }
+    return out;
+  }
+
+  FakeFileSystem fs_;
+};
+
+constexpr const char* kMinimal = R"(
+[cluster]
+name = "web"
+[[node]]
+name = "lb1"
+interfaces = ["eth0"]
+)";
+
+TEST_F(ConfigLoaderTest, MinimalFileGetsTheDocumentedDefaults) {
+  LoadResult r = load(kMinimal);
+  ASSERT_TRUE(r.ok()) << r.diagnostics.formatAll();
+  const Config& c = *r.config;
+  EXPECT_EQ(c.cluster.name, "web");
+  EXPECT_EQ(c.cluster.group, "tandem");
+  ASSERT_EQ(c.cluster.keys.size(), 1u);
+  EXPECT_EQ(c.cluster.keys[0].file, "/etc/tandem/authkey");
+  EXPECT_EQ(c.cluster.active_key, 1u);
+  EXPECT_EQ(c.cluster.heartbeat_interval, 200ms);
+  EXPECT_EQ(c.cluster.dead_time, 1000ms);
+  EXPECT_EQ(c.cluster.failback, FailbackPolicy::kManual);
+  EXPECT_TRUE(c.cluster.tiebreaker.targets.empty());
+  EXPECT_FALSE(c.cluster.fence.command);
+  ASSERT_EQ(c.nodes.size(), 1u);
+  EXPECT_EQ(c.nodes[0].priority, 100);
+  EXPECT_FALSE(c.sync.enabled);
+  EXPECT_EQ(c.ipvs.manage, IpvsManage::kOwned);
+  EXPECT_EQ(c.daemon.state_dir, "/run/tandem");
+  EXPECT_TRUE(r.diagnostics.all().empty());
+}
+
+TEST_F(ConfigLoaderTest, ReadsAWholeServiceWithCheckInheritance) {
+  LoadResult r = load(std::string(kMinimal) + R"(
+[[vip]]
+address = "198.51.100.10/24"
+interface = "eth0"
+label = "eth0:web"
+announce_count = 3
+
+[[virtual_server]]
+name = "web"
+address = "198.51.100.10:80"
+scheduler = "sh"
+scheduler_flags = ["port"]
+persistence_timeout = "10m"
+persistence_netmask = "255.255.255.0"
+fallback = "127.0.0.1:80"
+[virtual_server.check]
+type = "http"
+path = "/index.html"
+expect_body = "Test Page"
+expect_status = ["200", "301-302"]
+interval = "2s"
+timeout = "10s"
+[[virtual_server.real_server]]
+address = "203.0.113.11"
+weight = 3
+[[virtual_server.real_server]]
+address = "203.0.113.12:8080"
+[virtual_server.real_server.check]
+type = "tcp"
+rise = 5
+)");
+  ASSERT_TRUE(r.ok()) << r.diagnostics.formatAll();
+  const VirtualServer& vs = r.config->virtual_servers.at(0);
+  EXPECT_EQ(vs.name, "web");
+  EXPECT_EQ(vs.scheduler, "sh");
+  EXPECT_EQ(vs.persistence_timeout, 600000ms);
+  EXPECT_EQ(netmaskLength(*vs.persistence_netmask), 24);
+  ASSERT_EQ(vs.real_servers.size(), 2u);
+  const RealServer& a = vs.real_servers[0];
+  EXPECT_EQ(a.address.port, 80) << "a real server without a port takes the service's";
+  EXPECT_EQ(a.weight, 3);
+  EXPECT_EQ(a.forwarding, Forwarding::kNat);
+  EXPECT_EQ(a.check.type, CheckType::kHttp);
+  EXPECT_EQ(a.check.path, "/index.html");
+  ASSERT_EQ(a.check.expect_status.size(), 2u);
+  EXPECT_EQ(a.check.expect_status[1].low, 301);
+  EXPECT_EQ(a.check.expect_status[1].high, 302);
+  EXPECT_EQ(a.check.timeout, 10000ms);
+  const RealServer& b = vs.real_servers[1];
+  EXPECT_EQ(b.address.port, 8080);
+  EXPECT_EQ(b.check.type, CheckType::kTcp) << "the override changes the type";
+  EXPECT_EQ(b.check.rise, 5);
+  EXPECT_EQ(b.check.interval, 2000ms) << "and keeps what it does not name";
+  EXPECT_EQ(r.config->vips.at(0).label, "eth0:web");
+  EXPECT_EQ(r.config->vips.at(0).announce_count, 3);
+}
+
+TEST_F(ConfigLoaderTest, ListsEveryErrorNotOnlyTheFirst) {
+  LoadResult r = load(R"(
+[cluster]
+name = "web"
+dead_time = "1x"
+[[node]]
+name = "lb1"
+priority = 256
+interfaces = ["eth0"]
+[[vip]]
+address = "198.51.100.10/24"
+interface = "eth7"
+)");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(lines(r), (std::vector<std::string>{
+                          "4:13: cluster.dead_time: \"1x\" is not a duration; write a number "
+                          "with ms, s, m or h, e.g. \"250ms\", \"2s\" or \"5m\"",
+                          "7:12: node.priority: 256 is out of range; it must be an integer from "
+                          "0 to 255",
+                          "11:13: VIP 198.51.100.10/24 is on interface \"eth7\", which no "
+                          "[[node]] lists; add it to the interfaces of the nodes that may carry "
+                          "it (they list \"eth0\")",
+                      }));
+}
+
+TEST_F(ConfigLoaderTest, RelativeKeyFilesResolveAgainstTheConfigDirectory) {
+  fs_.files.clear();
+  fs_.files["/etc/tandem/keys/a"] = FileInfo{true, 0600, 32};
+  fs_.files["/etc/tandem/keys/b"] = FileInfo{true, 0644, 32};
+  LoadResult r = load(R"(
+[cluster]
+name = "web"
+active_key = 2
+[[cluster.key]]
+id = 1
+file = "keys/a"
+[[cluster.key]]
+id = 2
+file = "keys/b"
+[[node]]
+name = "lb1"
+)");
+  EXPECT_EQ(lines(r), (std::vector<std::string>{
+                          "10:8: key 2: the key file /etc/tandem/keys/b has mode 0644 and others "
+                          "can read it; run `chmod 0600 /etc/tandem/keys/b`",
+                      }));
+}
+
+TEST_F(ConfigLoaderTest, SeveralKeysNeedAnActiveOne) {
+  fs_.files["/k1"] = FileInfo{true, 0600, 32};
+  fs_.files["/k2"] = FileInfo{true, 0400, 32};
+  LoadResult r = load(R"(
+[cluster]
+name = "web"
+[[cluster.key]]
+id = 1
+file = "/k1"
+[[cluster.key]]
+id = 2
+file = "/k2"
+[[node]]
+name = "lb1"
+)");
+  ASSERT_EQ(lines(r).size(), 1u);
+  EXPECT_NE(lines(r)[0].find("no active_key"), std::string::npos) << lines(r)[0];
+}
+
+TEST_F(ConfigLoaderTest, WarningsDoNotMakeAFileInvalid) {
+  LoadResult r = load(std::string(kMinimal) + R"(
+[[virtual_server]]
+address = "198.51.100.99:80"
+)");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.diagnostics.all().size(), 1u);
+  EXPECT_EQ(r.diagnostics.all()[0].severity, Diagnostic::Severity::kWarning);
+  EXPECT_EQ(r.diagnostics.all()[0].format(),
+            "/etc/tandem/tandem.conf:9:11: warning: virtual server 198.51.100.99:80 is not on a "
+            "VIP; it will not move with the active director (add a [[vip]] for 198.51.100.99 if "
+            "it should)");
+}
+
+TEST_F(ConfigLoaderTest, FwmarkServicesTakeTheirFamilyFromTheConfig) {
+  LoadResult r = load(std::string(kMinimal) + R"(
+[[virtual_server]]
+fwmark = 7
+family = "ipv6"
+forwarding = "dr"
+persistence_timeout = "5m"
+persistence_netmask = 64
+[[virtual_server.real_server]]
+address = "2001:db8::21"
+)");
+  ASSERT_TRUE(r.ok()) << r.diagnostics.formatAll();
+  const VirtualServer& vs = r.config->virtual_servers.at(0);
+  EXPECT_EQ(*vs.fwmark, 7u);
+  EXPECT_EQ(vs.family(), Family::kInet6);
+  EXPECT_EQ(vs.name, "fwmark:7");
+  EXPECT_EQ(netmaskLength(*vs.persistence_netmask), 64);
+  EXPECT_EQ(vs.real_servers.at(0).forwarding, Forwarding::kDr);
+}
+
+TEST_F(ConfigLoaderTest, TunnelForwardingMayCrossFamilies) {
+  LoadResult r = load(std::string(kMinimal) + R"(
+[[vip]]
+address = "198.51.100.10/24"
+interface = "eth0"
+[[virtual_server]]
+address = "198.51.100.10:80"
+forwarding = "tun"
+[[virtual_server.real_server]]
+address = "[2001:db8::21]:80"
+tunnel_type = "gue"
+tunnel_port = 6080
+)");
+  ASSERT_TRUE(r.ok()) << r.diagnostics.formatAll();
+  EXPECT_EQ(r.config->virtual_servers[0].real_servers[0].tunnel_type, TunnelType::kGue);
+}
+
+TEST_F(ConfigLoaderTest, OversizedAndBinaryInputIsRejectedWithAPlace) {
+  std::string binary = std::string(kMinimal) + std::string("\0\x01\x02", 3);
+  LoadResult r = load(binary);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.diagnostics.all().at(0).line, 7);
+  EXPECT_NE(r.diagnostics.all().at(0).message.find("binary data"), std::string::npos);
+}
+
+TEST_F(ConfigLoaderTest, SyntaxErrorsNameTheirPlace) {
+  LoadResult r = load("[cluster]\nname = \"web\nx = 1\n");
+  ASSERT_FALSE(r.ok());
+  const Diagnostic& d = r.diagnostics.all().at(0);
+  EXPECT_EQ(d.line, 2);
+  EXPECT_NE(d.message.find("TOML syntax error"), std::string::npos) << d.message;
+}
+
+TEST_F(ConfigLoaderTest, EveryKeyTheLoaderReadsIsRecorded) {
+  LoadResult r = load(kMinimal);
+  EXPECT_TRUE(r.known_keys.count("cluster.heartbeat_interval"));
+  EXPECT_TRUE(r.known_keys.count("node.priority"));
+  EXPECT_FALSE(r.known_keys.count("cluster.nonsense"));
+}
+
+}  // namespace
+}  // namespace tandem::config
