@@ -1,0 +1,490 @@
+#include "election/cluster_core.h"
+
+#include <algorithm>
+
+namespace tandem::election {
+
+namespace {
+
+bool inElection(Role r) {
+  return r == Role::kBackup || r == Role::kFencing || r == Role::kTakingOver ||
+         r == Role::kActive;
+}
+
+int64_t msBetween(Time a, Time b) {
+  return std::chrono::duration_cast<Millis>(b - a).count();
+}
+
+}  // namespace
+
+std::string_view wireRoleName(WireRole r) {
+  switch (r) {
+    case WireRole::kInit: return "INIT";
+    case WireRole::kBackup: return "BACKUP";
+    case WireRole::kActive: return "ACTIVE";
+    case WireRole::kStandby: return "STANDBY";
+    case WireRole::kFault: return "FAULT";
+  }
+  return "?";
+}
+
+std::string_view actionKindName(Action::Kind k) {
+  switch (k) {
+    case Action::Kind::kStartResources: return "start-resources";
+    case Action::Kind::kStopResources: return "stop-resources";
+    case Action::Kind::kRunFence: return "run-fence";
+    case Action::Kind::kCancelFence: return "cancel-fence";
+    case Action::Kind::kSendHeartbeat: return "send-heartbeat";
+    case Action::Kind::kSendRelease: return "send-release";
+    case Action::Kind::kReannounce: return "reannounce";
+    case Action::Kind::kPersistRole: return "persist-role";
+    case Action::Kind::kLog: return "log";
+    case Action::Kind::kAlarm: return "alarm";
+  }
+  return "?";
+}
+
+ClusterCore::ClusterCore(CoreConfig config, Time now, Startup startup)
+    : config_(std::move(config)), init_deadline_(now + config_.dead_time), startup_(startup),
+      epoch_(startup.epoch) {
+  for (const auto& [name, priority] : config_.peers) {
+    PeerState p;
+    p.name = name;
+    p.configured_priority = priority;
+    peers_.emplace(name, p);
+  }
+}
+
+Actions ClusterCore::finish(Time now, Actions out) {
+  evaluate(now, out);
+  return out;
+}
+
+Actions ClusterCore::onHeartbeat(Time now, const Heartbeat& hb) {
+  Actions out;
+  auto it = peers_.find(hb.sender);
+  if (it == peers_.end() || hb.sender == config_.self) return out;
+  PeerState& p = it->second;
+  bool was_holding = p.holds();
+  if (p.last && p.last->incarnation != hb.incarnation) {
+    out.push_back({Action::Kind::kLog, "peer restarted node=" + p.name});
+  }
+  if (!p.alive) {
+    out.push_back({Action::Kind::kLog, "peer up node=" + p.name + " role=" +
+                                           std::string(wireRoleName(hb.role))});
+  }
+  p.alive = true;
+  p.last = hb;
+  p.last_heard = now;
+  p.daemon_left_at.reset();
+  if (hb.role == WireRole::kBackup) {
+    if (!p.backup_since) p.backup_since = now;
+  } else {
+    p.backup_since.reset();
+  }
+  epoch_ = std::max(epoch_, hb.epoch);
+  if (hb.move_generation > move_generation_) {
+    move_generation_ = hb.move_generation;
+    move_target_ = hb.move_target;
+  }
+  if (lost_holder_ == p.name) {
+    // It is back: whatever it holds it now tells us, so nothing needs fencing.
+    lost_holder_.reset();
+    fence_blocked_ = false;
+  }
+  if (role_ == Role::kActive && was_holding && !p.holds()) {
+    out.push_back({Action::Kind::kReannounce, p.name});
+  }
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onRelease(Time now, const std::string& from) {
+  Actions out;
+  auto it = peers_.find(from);
+  if (it == peers_.end()) return out;
+  PeerState& p = it->second;
+  bool was_holding = p.holds();
+  if (p.last) {
+    p.last->resources_held = false;
+    if (p.last->role == WireRole::kActive) p.last->role = WireRole::kBackup;
+  }
+  out.push_back({Action::Kind::kLog, "peer released node=" + from});
+  if (lost_holder_ == from) lost_holder_.reset();
+  if (role_ == Role::kActive && was_holding) {
+    out.push_back({Action::Kind::kReannounce, from});
+  }
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onDaemonLeft(Time now, const std::string& peer) {
+  Actions out;
+  auto it = peers_.find(peer);
+  if (it == peers_.end() || !it->second.alive) return out;
+  it->second.daemon_left_at = now;
+  out.push_back({Action::Kind::kLog,
+                 "peer daemon left the group node=" + peer +
+                     " node_still_member=yes waiting_ms=" +
+                     std::to_string(config_.dead_time.count())});
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onNodeLeft(Time now, const std::string& peer) {
+  Actions out;
+  auto it = peers_.find(peer);
+  if (it != peers_.end() && it->second.alive) {
+    markLost(it->second, "left the corosync membership", out);
+  }
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onTick(Time now) { return finish(now, {}); }
+
+Actions ClusterCore::onQuorum(Time now, bool quorate) {
+  Actions out;
+  if (quorate != quorate_) {
+    out.push_back({Action::Kind::kLog, std::string("quorum ") + (quorate ? "gained" : "lost") +
+                                           " node=" + config_.self});
+    quorate_ = quorate;
+    out.push_back({Action::Kind::kSendHeartbeat, ""});
+  }
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onLocalHealth(Time now, int health, bool tiebreaker_ok) {
+  Actions out;
+  if (health != health_ || tiebreaker_ok != tiebreaker_ok_) {
+    out.push_back({Action::Kind::kLog, "local health node=" + config_.self +
+                                           " health=" + std::to_string(health) +
+                                           " tiebreaker=" + (tiebreaker_ok ? "ok" : "lost")});
+    health_ = health;
+    tiebreaker_ok_ = tiebreaker_ok;
+    out.push_back({Action::Kind::kSendHeartbeat, ""});
+  }
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onStandby(Time now, bool standby) {
+  Actions out;
+  if (standby != standby_) {
+    standby_ = standby;
+    out.push_back({Action::Kind::kLog, std::string("standby ") + (standby ? "on" : "off") +
+                                           " node=" + config_.self});
+  }
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onMove(Time now, const std::string& target, uint64_t generation) {
+  Actions out;
+  if (generation <= move_generation_) return out;
+  move_generation_ = generation;
+  move_target_ = target;
+  out.push_back({Action::Kind::kLog, target.empty() ? std::string("move cleared")
+                                                    : "move requested target=" + target});
+  out.push_back({Action::Kind::kSendHeartbeat, ""});
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onResourcesStarted(Time now) {
+  Actions out;
+  apply(now, RoleEvent::kResourcesStarted, out);
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onResourcesStopped(Time now) {
+  Actions out;
+  apply(now, RoleEvent::kResourcesStopped, out);
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onResourceFailed(Time now, const std::string& what) {
+  Actions out;
+  last_reason_ = "resource failed: " + what;
+  resource_fault_ = true;
+  apply(now, RoleEvent::kResourceFailed, out);
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onFenceResult(Time now, bool ok, const std::string& detail) {
+  Actions out;
+  if (role_ != Role::kFencing) return out;
+  if (ok) {
+    last_reason_ = "fenced " + lost_holder_.value_or("?") + ": " + detail;
+    lost_holder_.reset();
+    apply(now, RoleEvent::kFenceDone, out);
+  } else {
+    last_reason_ = "fencing " + lost_holder_.value_or("?") + " failed: " + detail +
+                   "; takeover blocked until the peer returns or `tandem resource clear`";
+    fence_blocked_ = true;
+    apply(now, RoleEvent::kFenceFailed, out);
+  }
+  return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onClearFailures(Time now) {
+  Actions out;
+  if (resource_fault_ || fence_blocked_) {
+    out.push_back({Action::Kind::kLog, "failures cleared node=" + config_.self});
+  }
+  resource_fault_ = false;
+  fence_blocked_ = false;
+  return finish(now, std::move(out));
+}
+
+void ClusterCore::markLost(PeerState& p, const std::string& why, Actions& out) {
+  bool held = p.holds();
+  p.alive = false;
+  p.backup_since.reset();
+  p.daemon_left_at.reset();
+  if (held) lost_holder_ = p.name;
+  out.push_back({Action::Kind::kLog, "peer lost node=" + p.name + " reason=\"" + why +
+                                         "\" held_resources=" + (held ? "yes" : "no")});
+}
+
+void ClusterCore::expirePeers(Time now, Actions& out) {
+  for (auto& [name, p] : peers_) {
+    if (!p.alive) continue;
+    Time expiry = p.last_heard + config_.dead_time;
+    // A daemon that left while its node stays a member still has its VIPs and IPVS table in
+    // the kernel; give it dead_time from the leave to come back before taking over.
+    if (p.daemon_left_at) expiry = std::max(expiry, *p.daemon_left_at + config_.dead_time);
+    if (now >= expiry) {
+      markLost(p, p.daemon_left_at ? "its daemon did not come back within dead_time"
+                                   : "no heartbeat for dead_time",
+               out);
+    }
+  }
+}
+
+bool ClusterCore::selfFit() const {
+  return health_ > 0 && tiebreaker_ok_ && quorate_ && !resource_fault_;
+}
+
+bool ClusterCore::someoneElseHolds() const {
+  return std::any_of(peers_.begin(), peers_.end(),
+                     [](const auto& kv) { return kv.second.holds(); });
+}
+
+Candidate ClusterCore::selfCandidate(Time now) const {
+  Candidate c;
+  c.name = config_.self;
+  c.priority = config_.priority;
+  c.health = health_;
+  c.standby = standby_;
+  c.quorate = quorate_;
+  c.tiebreaker_ok = tiebreaker_ok_;
+  c.fault = resource_fault_;
+  c.claims_active = holdsResources(role_);
+  c.backup_for = backup_since_ ? Millis(msBetween(*backup_since_, now)) : Millis(0);
+  return c;
+}
+
+std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
+  if (role_ == Role::kInit) {
+    bool all_heard = std::all_of(peers_.begin(), peers_.end(),
+                                 [](const auto& kv) { return kv.second.alive; });
+    if (!all_heard && now < init_deadline_) return std::nullopt;
+    if (startup_.resources_present && (!startup_.was_active || someoneElseHolds())) {
+      last_reason_ = startup_.was_active ? "another node took over while this daemon was away"
+                                         : "resources found that this node did not hold";
+      return RoleEvent::kReleaseOrphans;
+    }
+    if (startup_.was_active && startup_.resources_present) {
+      last_reason_ = "restarted while ACTIVE and nobody took over";
+      return RoleEvent::kResumeActive;
+    }
+    last_reason_ = "startup";
+    return RoleEvent::kInitDone;
+  }
+
+  bool fit = selfFit();
+  if (standby_ && (inElection(role_) || role_ == Role::kFault)) {
+    last_reason_ = "standby requested";
+    return RoleEvent::kStandbyOn;
+  }
+  if (!standby_ && role_ == Role::kStandby) {
+    last_reason_ = "standby cleared";
+    return RoleEvent::kStandbyOff;
+  }
+  if (!fit && inElection(role_)) {
+    last_reason_ = health_ <= 0            ? "health is 0"
+                   : !tiebreaker_ok_       ? "no tiebreaker target answers"
+                   : !quorate_             ? "quorum lost"
+                                           : "a resource failed";
+    return RoleEvent::kHealthLost;
+  }
+  if (fit && role_ == Role::kFault) {
+    last_reason_ = "healthy again";
+    return RoleEvent::kHealthBack;
+  }
+  if (!inElection(role_)) return std::nullopt;
+
+  std::vector<Candidate> candidates{selfCandidate(now)};
+  for (const auto& [name, p] : peers_) {
+    if (!p.alive || !p.last) continue;
+    Candidate c;
+    c.name = name;
+    c.priority = p.last->priority;
+    c.health = p.last->health;
+    c.standby = p.last->standby;
+    c.quorate = p.last->quorate;
+    c.tiebreaker_ok = p.last->tiebreaker_ok;
+    // A peer still in INIT counts: it decides within dead_time, and taking over under it
+    // would only hand the service back a moment later.
+    c.fault = p.last->role == WireRole::kFault;
+    c.claims_active = p.isActive();
+    c.backup_for = p.backup_since ? Millis(msBetween(*p.backup_since, now)) : Millis(0);
+    candidates.push_back(c);
+  }
+  std::optional<std::string> move;
+  if (!move_target_.empty()) move = move_target_;
+  Decision d = elect(candidates, config_.policy, move);
+  bool me = d.winner == config_.self;
+  if (role_ == Role::kBackup) {
+    if (!me || someoneElseHolds() || fence_blocked_) return std::nullopt;
+    last_reason_ = d.reason;
+    if (lost_holder_ && config_.fencing) return RoleEvent::kElectedNeedsFence;
+    return RoleEvent::kElected;
+  }
+  if (!me) {
+    last_reason_ = d.winner ? d.reason + " (winner " + *d.winner + ")" : d.reason;
+    return RoleEvent::kNotElected;
+  }
+  return std::nullopt;
+}
+
+void ClusterCore::evaluate(Time now, Actions& out) {
+  expirePeers(now, out);
+  // Each event moves the machine; a few in a row settle it (e.g. released, then standby).
+  for (int i = 0; i < 8; ++i) {
+    std::optional<RoleEvent> ev = nextEvent(now);
+    if (!ev) return;
+    Role before = role_;
+    apply(now, *ev, out);
+    if (role_ == before) return;
+  }
+}
+
+void ClusterCore::apply(Time now, RoleEvent ev, Actions& out) {
+  std::optional<Transition> t = step(role_, ev);
+  if (!t) return;
+  Role from = role_;
+  if (t->next == Role::kTakingOver) {
+    ++epoch_;
+    if (!config_.fencing) lost_holder_.reset();
+  }
+  role_ = t->next;
+  if (role_ == Role::kBackup) {
+    if (from != Role::kBackup) backup_since_ = now;
+  } else {
+    backup_since_.reset();
+  }
+  if (from == Role::kInit) startup_ = Startup{};  // what startup found is now dealt with
+  out.push_back({Action::Kind::kLog, "role change node=" + config_.self + " from=" +
+                                         std::string(roleName(from)) + " to=" +
+                                         std::string(roleName(role_)) + " event=" +
+                                         std::string(roleEventName(ev)) + " reason=\"" +
+                                         last_reason_ + "\" epoch=" + std::to_string(epoch_)});
+  out.push_back({Action::Kind::kPersistRole, std::string(roleName(role_))});
+  for (RoleAction a : t->actions) {
+    switch (a) {
+      case RoleAction::kStartResources: out.push_back({Action::Kind::kStartResources, ""}); break;
+      case RoleAction::kStopResources: out.push_back({Action::Kind::kStopResources, ""}); break;
+      case RoleAction::kRunFence:
+        out.push_back({Action::Kind::kRunFence, lost_holder_.value_or("")});
+        break;
+      case RoleAction::kCancelFence: out.push_back({Action::Kind::kCancelFence, ""}); break;
+      case RoleAction::kAnnounce: out.push_back({Action::Kind::kSendHeartbeat, ""}); break;
+      case RoleAction::kSendRelease: out.push_back({Action::Kind::kSendRelease, move_target_}); break;
+      case RoleAction::kAlarm: out.push_back({Action::Kind::kAlarm, last_reason_}); break;
+    }
+  }
+}
+
+WireRole ClusterCore::wireRole() const {
+  switch (role_) {
+    case Role::kInit: return WireRole::kInit;
+    case Role::kBackup:
+    case Role::kFencing: return WireRole::kBackup;
+    case Role::kTakingOver:
+    case Role::kActive: return WireRole::kActive;
+    case Role::kReleasing: return WireRole::kBackup;
+    case Role::kStandby: return WireRole::kStandby;
+    case Role::kFault: return WireRole::kFault;
+  }
+  return WireRole::kInit;
+}
+
+std::optional<std::string> ClusterCore::activeView() const {
+  if (role_ == Role::kActive) return config_.self;
+  for (const auto& [name, p] : peers_) {
+    if (p.alive && p.last && p.last->role == WireRole::kActive) return name;
+  }
+  return std::nullopt;
+}
+
+Heartbeat ClusterCore::heartbeat() const {
+  Heartbeat hb;
+  hb.sender = config_.self;
+  hb.role = wireRole();
+  hb.priority = config_.priority;
+  hb.health = health_;
+  hb.standby = standby_;
+  hb.quorate = quorate_;
+  hb.tiebreaker_ok = tiebreaker_ok_;
+  // In INIT a node that finds its resources in place says so, so that nobody takes over on
+  // top of them while it decides whether to resume.
+  hb.resources_held = holdsResources(role_) ||
+                      (role_ == Role::kInit && startup_.resources_present) ||
+                      (role_ == Role::kFault && resource_fault_ && startup_.resources_present);
+  hb.active_view = activeView().value_or("");
+  hb.epoch = epoch_;
+  hb.interval = config_.heartbeat_interval;
+  hb.move_target = move_target_;
+  hb.move_generation = move_generation_;
+  return hb;
+}
+
+std::optional<Time> ClusterCore::nextDeadline() const {
+  std::optional<Time> next;
+  auto consider = [&next](Time t) {
+    if (!next || t < *next) next = t;
+  };
+  if (role_ == Role::kInit) consider(init_deadline_);
+  for (const auto& [name, p] : peers_) {
+    if (!p.alive) continue;
+    Time expiry = p.last_heard + config_.dead_time;
+    if (p.daemon_left_at) expiry = std::max(expiry, *p.daemon_left_at + config_.dead_time);
+    consider(expiry);
+    if (config_.policy.failback != config::FailbackPolicy::kManual && p.backup_since) {
+      consider(*p.backup_since + config_.policy.failback_delay);
+    }
+  }
+  if (config_.policy.failback != config::FailbackPolicy::kManual && backup_since_) {
+    consider(*backup_since_ + config_.policy.failback_delay);
+  }
+  return next;
+}
+
+CoreStatus ClusterCore::status(Time now) const {
+  CoreStatus s;
+  s.local_node = config_.self;
+  s.role = std::string(roleName(role_));
+  s.active = activeView();
+  s.quorate = quorate_;
+  s.epoch = epoch_;
+  s.move_target = move_target_;
+  s.nodes.push_back(NodeView{config_.self, s.role, config_.priority, health_, standby_, {}});
+  for (const auto& [name, p] : peers_) {
+    NodeView v;
+    v.name = name;
+    v.priority = p.last ? p.last->priority : p.configured_priority;
+    v.health = p.last ? p.last->health : 0;
+    v.standby = p.last && p.last->standby;
+    v.role = !p.last ? "UNKNOWN" : !p.alive ? "LOST" : std::string(wireRoleName(p.last->role));
+    if (p.last) v.last_heartbeat_ms = msBetween(p.last_heard, now);
+    s.nodes.push_back(v);
+  }
+  return s;
+}
+
+}  // namespace tandem::election

@@ -1,0 +1,137 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "election/election.h"
+#include "election/peer_state.h"
+#include "election/role_machine.h"
+
+namespace tandem::election {
+
+struct CoreConfig {
+  std::string self;
+  int priority = 100;
+  std::map<std::string, int> peers;  // name -> configured priority
+  Millis heartbeat_interval{200};
+  Millis dead_time{1000};
+  Policy policy;
+  bool fencing = false;  // a fence command is configured
+};
+
+// What the shell must do. Returned in order; the shell carries them out and reports results
+// back (onResourcesStarted, onFenceResult, ...).
+struct Action {
+  enum class Kind {
+    kStartResources,
+    kStopResources,
+    kRunFence,     // text: the peer to fence
+    kCancelFence,
+    kSendHeartbeat,
+    kSendRelease,  // text: the node we released to ("" when none in particular)
+    kReannounce,   // we stay ACTIVE after a conflict: announce the resources again
+    kPersistRole,  // text: the role name to keep under /run for a restart
+    kLog,          // text: one line, key=value context
+    kAlarm,        // text: what an operator must look at
+  };
+  Kind kind;
+  std::string text;
+  bool operator==(const Action&) const = default;
+};
+using Actions = std::vector<Action>;
+
+std::string_view actionKindName(Action::Kind k);
+
+// What a restarted daemon finds: its last role (kept under /run) and whether its resources
+// (the VIPs) are still on its interfaces.
+struct Startup {
+  bool was_active = false;
+  bool resources_present = false;
+  uint64_t epoch = 0;
+};
+
+struct NodeView {
+  std::string name;
+  std::string role;  // the internal role for self, the wire role for peers, "LOST", "UNKNOWN"
+  int priority = 0;
+  int health = 0;
+  bool standby = false;
+  std::optional<int64_t> last_heartbeat_ms;  // ago; nullopt for self and never-heard peers
+};
+
+struct CoreStatus {
+  std::string local_node;
+  std::string role;
+  std::optional<std::string> active;
+  bool quorate = true;
+  uint64_t epoch = 0;
+  std::string move_target;
+  std::vector<NodeView> nodes;
+};
+
+// The whole cluster decision logic of one node: heartbeats, timers and admin requests in,
+// actions out. Pure: it never reads a clock (every input carries `now`), opens nothing and
+// holds no global state, so a test can run three of them on simulated time.
+class ClusterCore {
+ public:
+  ClusterCore(CoreConfig config, Time now, Startup startup);
+
+  Actions onHeartbeat(Time now, const Heartbeat& hb);
+  Actions onRelease(Time now, const std::string& from);
+  Actions onDaemonLeft(Time now, const std::string& peer);  // its tandemd left the CPG group
+  Actions onNodeLeft(Time now, const std::string& peer);    // corosync dropped its node
+  Actions onTick(Time now);
+  Actions onQuorum(Time now, bool quorate);
+  Actions onLocalHealth(Time now, int health, bool tiebreaker_ok);
+  Actions onStandby(Time now, bool standby);
+  // An operator's move (target empty: clear it). generation orders concurrent requests; the
+  // shell passes the wall clock in ms.
+  Actions onMove(Time now, const std::string& target, uint64_t generation);
+  Actions onResourcesStarted(Time now);
+  Actions onResourcesStopped(Time now);
+  Actions onResourceFailed(Time now, const std::string& what);
+  Actions onFenceResult(Time now, bool ok, const std::string& detail);
+  // Lets the node take part again after a resource failure or a failed fence.
+  Actions onClearFailures(Time now);
+
+  Role role() const { return role_; }
+  Heartbeat heartbeat() const;  // what to send now
+  std::optional<Time> nextDeadline() const;  // when onTick must run next
+  CoreStatus status(Time now) const;
+
+ private:
+  void expirePeers(Time now, Actions& out);
+  void markLost(PeerState& p, const std::string& why, Actions& out);
+  void evaluate(Time now, Actions& out);
+  std::optional<RoleEvent> nextEvent(Time now);
+  void apply(Time now, RoleEvent ev, Actions& out);
+  Candidate selfCandidate(Time now) const;
+  bool selfFit() const;
+  bool someoneElseHolds() const;
+  std::optional<std::string> activeView() const;
+  WireRole wireRole() const;
+  Actions finish(Time now, Actions out);
+
+  CoreConfig config_;
+  Role role_ = Role::kInit;
+  Time init_deadline_;
+  Startup startup_;
+  uint64_t epoch_ = 0;
+  int health_ = 1000;
+  bool tiebreaker_ok_ = true;
+  bool quorate_ = true;
+  bool standby_ = false;
+  bool resource_fault_ = false;
+  bool fence_blocked_ = false;
+  std::optional<Time> backup_since_;
+  std::string move_target_;
+  uint64_t move_generation_ = 0;
+  // A holder that vanished without releasing: a takeover from it needs the fence first.
+  std::optional<std::string> lost_holder_;
+  std::map<std::string, PeerState> peers_;
+  std::string last_reason_;
+};
+
+}  // namespace tandem::election

@@ -1,0 +1,67 @@
+#include "election/election.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace tandem::election {
+
+bool eligible(const Candidate& c) {
+  return !c.standby && !c.fault && c.health > 0 && c.quorate && c.tiebreaker_ok;
+}
+
+bool outranks(const Candidate& a, const Candidate& b) {
+  // std::tie compares left to right; names compare reversed so that the smaller wins.
+  return std::make_tuple(!a.standby, a.health, a.priority, b.name) >
+         std::make_tuple(!b.standby, b.health, b.priority, a.name);
+}
+
+namespace {
+
+const Candidate* best(const std::vector<const Candidate*>& list) {
+  const Candidate* top = nullptr;
+  for (const Candidate* c : list) {
+    if (!top || outranks(*c, *top)) top = c;
+  }
+  return top;
+}
+
+}  // namespace
+
+Decision elect(const std::vector<Candidate>& candidates, const Policy& policy,
+               const std::optional<std::string>& move_target) {
+  std::vector<const Candidate*> able;
+  for (const auto& c : candidates) {
+    if (eligible(c)) able.push_back(&c);
+  }
+  if (able.empty()) return {std::nullopt, "no node is eligible"};
+
+  if (move_target) {
+    for (const Candidate* c : able) {
+      if (c->name == *move_target) return {c->name, "moved there by an operator"};
+    }
+  }
+
+  std::vector<const Candidate*> holders;
+  for (const Candidate* c : able) {
+    if (c->claims_active) holders.push_back(c);
+  }
+  if (!holders.empty()) {
+    const Candidate* keeper = best(holders);
+    if (policy.failback != config::FailbackPolicy::kManual) {
+      const Candidate* preferred = nullptr;
+      for (const Candidate* c : able) {
+        if (c->claims_active || c->priority <= keeper->priority || c->health < keeper->health) {
+          continue;
+        }
+        if (c->backup_for < policy.failback_delay) continue;
+        if (!preferred || outranks(*c, *preferred)) preferred = c;
+      }
+      if (preferred) return {preferred->name, "failback to the preferred node"};
+    }
+    return {keeper->name, holders.size() > 1 ? "several held the resources; the best ranked keeps them"
+                                             : "it holds the resources"};
+  }
+  return {best(able)->name, "best ranked eligible node"};
+}
+
+}  // namespace tandem::election

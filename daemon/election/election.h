@@ -1,0 +1,54 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/duration.h"
+#include "config/config.h"
+
+// Who should be ACTIVE, given what this node sees. Pure and deterministic: every node that sees
+// the same candidates reaches the same answer, which is what makes the cluster agree without a
+// vote round.
+namespace tandem::election {
+
+struct Candidate {
+  std::string name;
+  int priority = 100;
+  int health = 1000;  // per-mille of healthy real servers; 0 while an interface or ping is lost
+  bool standby = false;
+  bool quorate = true;
+  bool tiebreaker_ok = true;
+  bool fault = false;          // the node says it is in FAULT
+  bool claims_active = false;  // the node holds (or is taking or releasing) the resources
+  Millis backup_for{0};        // how long it has been BACKUP without a break, as seen here
+};
+
+struct Policy {
+  config::FailbackPolicy failback = config::FailbackPolicy::kManual;
+  Millis failback_delay{0};
+};
+
+struct Decision {
+  std::optional<std::string> winner;  // nullopt: nobody may be active
+  std::string reason;                 // for the log line of a role change
+};
+
+// May the node be ACTIVE at all?
+bool eligible(const Candidate& c);
+
+// The rank order that breaks ties: not standby, then health, then priority, then the node
+// name (the smaller wins; names are the node identity every config shares).
+bool outranks(const Candidate& a, const Candidate& b);
+
+// The rules, in order:
+// 1. an operator's move to an eligible node wins;
+// 2. otherwise an eligible node that already holds the resources keeps them (stickiness); if
+//    several do (a healed split brain), the best ranked keeps them;
+// 3. with failback auto or delayed, a higher-priority node that is at least as healthy and has
+//    been BACKUP for failback_delay takes over from the holder;
+// 4. with no holder, the best ranked eligible node.
+Decision elect(const std::vector<Candidate>& candidates, const Policy& policy,
+               const std::optional<std::string>& move_target);
+
+}  // namespace tandem::election

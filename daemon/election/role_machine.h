@@ -1,0 +1,71 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+// The local node's role as a table-driven state machine. It knows nothing of peers, time or
+// sockets: ClusterCore (cluster_core.h) turns heartbeats, timers and admin requests into the
+// events below and carries out the actions that come back.
+namespace tandem::election {
+
+enum class Role : uint8_t {
+  kInit,        // just started: listening for peers before deciding anything
+  kBackup,      // ready, not active
+  kFencing,     // elected over a lost peer; waiting for the fence command
+  kTakingOver,  // elected; starting resources in order
+  kActive,      // holds every resource
+  kReleasing,   // stopping resources in reverse order
+  kStandby,     // put aside by the operator
+  kFault,       // not fit to be active (health, quorum, tiebreaker, resource failure)
+};
+inline constexpr size_t kRoleCount = 8;
+
+enum class RoleEvent : uint8_t {
+  kInitDone,           // startup finished with nothing held
+  kResumeActive,       // startup found our resources still in place and nobody else active
+  kReleaseOrphans,     // startup found resources held while someone else is active
+  kElected,            // the election picks us and nobody else holds resources
+  kElectedNeedsFence,  // as kElected, but over a peer that was lost rather than released
+  kNotElected,         // the election picks someone else
+  kFenceDone,
+  kFenceFailed,
+  kResourcesStarted,
+  kResourcesStopped,
+  kResourceFailed,     // a start, stop or monitor failed
+  kStandbyOn,
+  kStandbyOff,
+  kHealthLost,
+  kHealthBack,
+};
+inline constexpr size_t kRoleEventCount = 15;
+
+enum class RoleAction : uint8_t {
+  kStartResources,
+  kStopResources,
+  kRunFence,
+  kCancelFence,
+  kAnnounce,    // send a heartbeat now: our role changed
+  kSendRelease, // tell the peers we released (a planned handover's confirmation)
+  kAlarm,       // something an operator must look at
+};
+
+struct Transition {
+  Role next;
+  std::vector<RoleAction> actions;
+};
+
+std::string_view roleName(Role r);
+std::string_view roleEventName(RoleEvent e);
+std::string_view roleActionName(RoleAction a);
+
+// The transition for (role, event), or nullopt when the event means nothing in that role and
+// is ignored. Pure: the whole table is in role_machine.cpp and tested pair by pair.
+std::optional<Transition> step(Role role, RoleEvent event);
+
+// Roles in which the node holds (or may hold) its resources.
+bool holdsResources(Role r);
+
+}  // namespace tandem::election

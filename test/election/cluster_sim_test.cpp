@@ -1,0 +1,231 @@
+// Simulated clusters of two and three nodes on simulated time: start, crash, restart, power
+// loss, partition and heal, flapping health, failback policies, admin moves and fencing.
+#include <gtest/gtest.h>
+
+#include "cluster_sim.h"
+
+namespace tandem::election {
+namespace {
+
+using namespace std::chrono_literals;
+using config::FailbackPolicy;
+using sim::SimCluster;
+
+using Names = std::vector<std::string>;
+
+SimCluster pair(SimCluster::Options opt = {}) {
+  return SimCluster({{"lb1", 200}, {"lb2", 100}}, opt);
+}
+
+bool exactlyOneActive(SimCluster& c, const std::string& who) {
+  return c.activeNodes() == Names{who} && c.holders() == Names{who};
+}
+
+TEST(ClusterSim, PairStartsWithExactlyOneActiveThePreferredOne) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  auto t = c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 5s);
+  ASSERT_TRUE(t) << "no single ACTIVE within 5 s";
+  c.advance(10s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+  EXPECT_EQ(c.role("lb2"), Role::kBackup);
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+  EXPECT_EQ(c.node("lb1").starts, 1);
+}
+
+TEST(ClusterSim, DaemonCrashWithImmediateRestartCausesNoTakeover) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  ASSERT_TRUE(exactlyOneActive(c, "lb1"));
+  c.crash("lb1");
+  c.advance(300ms);  // systemd restarts it at once
+  c.start("lb1");
+  c.advance(10s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+  EXPECT_EQ(c.node("lb1").starts, 1) << "the restart resumes without touching resources";
+  EXPECT_EQ(c.node("lb2").starts, 0) << "the peer never took over";
+}
+
+TEST(ClusterSim, DaemonCrashWithoutRestartIsTakenOverAfterDeadTime) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.crash("lb1");
+  auto t = c.advanceUntil([&] { return c.role("lb2") == Role::kActive; }, 5s);
+  ASSERT_TRUE(t);
+  // The leave is seen at once; dead_time runs from it, then the resources start (20 ms).
+  EXPECT_GE(*t, 1000ms);
+  EXPECT_LE(*t, 1000ms + 200ms);
+  EXPECT_EQ(c.holders(), (Names{"lb1", "lb2"})) << "the crashed node's kernel still holds";
+  // Its daemon returns: it sees lb2 ACTIVE and releases what it still holds.
+  c.start("lb1");
+  c.advance(3s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb2"));
+  EXPECT_EQ(c.node("lb1").stops, 1);
+}
+
+TEST(ClusterSim, LinkCutIsTakenOverWithinDeadTimeAndHealsToOneActive) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.partition({"lb1"});
+  auto t = c.advanceUntil([&] { return c.role("lb2") == Role::kActive; }, 5s);
+  ASSERT_TRUE(t);
+  EXPECT_LE(*t, 1000ms + 200ms + 20ms);
+  EXPECT_EQ(c.activeNodes(), (Names{"lb1", "lb2"})) << "both halves are alone: split brain";
+  c.heal();
+  auto healed = c.advanceUntil([&] { return c.activeNodes().size() == 1 && c.holders().size() == 1; }, 5s);
+  ASSERT_TRUE(healed);
+  EXPECT_LE(*healed, 200ms + 20ms + 10ms) << "one releases within one heartbeat";
+  EXPECT_EQ(c.activeNodes(), Names{"lb1"}) << "the better ranked holder keeps the resources";
+  c.advance(100ms);  // the loser's release confirmation
+  EXPECT_GE(c.node("lb1").reannounces, 1) << "the winner announces again after the heal";
+}
+
+TEST(ClusterSim, PowerLossWithFencingFencesBeforeTakingOver) {
+  SimCluster::Options opt;
+  opt.fencing = true;
+  SimCluster c = pair(opt);
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.partition({"lb1"});  // lb2 cannot tell a dead peer from a cut link
+  ASSERT_TRUE(c.advanceUntil([&] { return c.role("lb2") == Role::kActive; }, 5s));
+  EXPECT_EQ(c.node("lb2").fences, 1);
+  EXPECT_EQ(c.holders(), Names{"lb2"}) << "the fence powered lb1 off before lb2 took over";
+}
+
+TEST(ClusterSim, FailedFenceBlocksTheTakeoverAndRaisesAnAlarm) {
+  SimCluster::Options opt;
+  opt.fencing = true;
+  SimCluster c = pair(opt);
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.node("lb2").fence_works = false;
+  c.partition({"lb1"});
+  c.advance(10s);
+  EXPECT_EQ(c.role("lb2"), Role::kBackup);
+  EXPECT_EQ(c.node("lb2").starts, 0);
+  EXPECT_EQ(c.node("lb2").alarms, 1);
+  EXPECT_EQ(c.node("lb2").fences, 1) << "no retry storm";
+  c.heal();  // the peer returns: the block lifts, and lb1 kept the service all along
+  c.advance(3s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+}
+
+TEST(ClusterSim, ManualFailbackKeepsTheSurvivorActive) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.crash("lb1");
+  c.node("lb1").held = false;  // say the host rebooted
+  c.node("lb1").persisted_role = "INIT";
+  c.advance(3s);
+  ASSERT_TRUE(exactlyOneActive(c, "lb2"));
+  c.start("lb1");
+  c.advance(60s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb2")) << "manual: the preferred node stays BACKUP";
+  EXPECT_EQ(c.role("lb1"), Role::kBackup);
+}
+
+TEST(ClusterSim, AutoFailbackWaitsForTheDelayThenHandsOverCleanly) {
+  SimCluster::Options opt;
+  opt.policy = Policy{FailbackPolicy::kAuto, 30s};
+  SimCluster c = pair(opt);
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.powerOff("lb1", 2200ms);
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 5s));
+  c.start("lb1");
+  Time back = c.now();
+  auto t = c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 60s);
+  ASSERT_TRUE(t);
+  EXPECT_GE(c.now() - back, 30s) << "not before failback_delay";
+  EXPECT_LE(c.now() - back, 30s + 2s);
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1) << "the old ACTIVE released before the new one took over";
+}
+
+TEST(ClusterSim, AdminMoveIsAHandshakeAndClearKeepsThePlace) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMove(when, "lb2", 1); });
+  auto t = c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 5s);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1) << "old removed before new added";
+  c.act("lb2", [](ClusterCore& core, Time when) { return core.onMove(when, "", 2); });
+  c.advance(10s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb2")) << "clearing the move does not move back (manual)";
+}
+
+TEST(ClusterSim, StandbyHandsOverAndOnlineDoesNotTakeBack) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onStandby(when, true); });
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 5s));
+  EXPECT_EQ(c.role("lb1"), Role::kStandby);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onStandby(when, false); });
+  c.advance(5s);
+  EXPECT_EQ(c.role("lb1"), Role::kBackup);
+  EXPECT_TRUE(exactlyOneActive(c, "lb2"));
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
+TEST(ClusterSim, FlappingHealthMovesTheServiceWithoutEverDoublingIt) {
+  SimCluster c({{"lb1", 200}, {"lb2", 150}, {"lb3", 100}}, {});
+  c.start("lb1");
+  c.start("lb2");
+  c.start("lb3");
+  c.advance(5s);
+  ASSERT_TRUE(exactlyOneActive(c, "lb1"));
+  for (int i = 0; i < 10; ++i) {
+    std::string sick = i % 2 == 0 ? "lb1" : "lb2";
+    for (std::string n : {"lb1", "lb2", "lb3"}) {
+      int health = n == sick ? 0 : 1000;
+      c.act(n, [health](ClusterCore& core, Time when) { return core.onLocalHealth(when, health, true); });
+    }
+    c.advance(3s);
+    EXPECT_EQ(c.activeNodes().size(), 1u) << "round " << i;
+    EXPECT_NE(c.activeNodes().front(), sick) << "round " << i;
+  }
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
+TEST(ClusterSim, ThreeNodesPartitionAndHeal) {
+  SimCluster c({{"lb1", 200}, {"lb2", 150}, {"lb3", 100}}, {});
+  for (auto n : {"lb1", "lb2", "lb3"}) c.start(n);
+  c.advance(5s);
+  ASSERT_TRUE(exactlyOneActive(c, "lb1"));
+  c.partition({"lb1"});
+  ASSERT_TRUE(c.advanceUntil([&] { return c.role("lb2") == Role::kActive; }, 5s));
+  EXPECT_EQ(c.role("lb3"), Role::kBackup) << "one ACTIVE per side";
+  c.heal();
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 5s));
+  c.advance(5s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+}
+
+TEST(ClusterSim, TiebreakerLossReleasesAndTheOtherSideTakesOver) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onLocalHealth(when, 1000, false); });
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 5s));
+  EXPECT_EQ(c.role("lb1"), Role::kFault);
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
+}  // namespace
+}  // namespace tandem::election

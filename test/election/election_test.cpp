@@ -1,0 +1,87 @@
+#include "election/election.h"
+
+#include <gtest/gtest.h>
+
+namespace tandem::election {
+namespace {
+
+using config::FailbackPolicy;
+using namespace std::chrono_literals;
+
+Candidate node(std::string name, int priority) {
+  Candidate c;
+  c.name = std::move(name);
+  c.priority = priority;
+  return c;
+}
+
+TEST(Election, NoHolderPicksTheBestRanked) {
+  auto d = elect({node("lb1", 100), node("lb2", 200)}, {}, std::nullopt);
+  EXPECT_EQ(d.winner, "lb2");
+}
+
+TEST(Election, TiesBreakOnHealthThenPriorityThenName) {
+  Candidate a = node("lb1", 100), b = node("lb2", 100);
+  EXPECT_EQ(elect({a, b}, {}, std::nullopt).winner, "lb1") << "equal: the smaller name";
+  b.health = 1000;
+  a.health = 500;
+  EXPECT_EQ(elect({a, b}, {}, std::nullopt).winner, "lb2") << "healthier beats the name";
+  a.health = 1000;
+  a.priority = 50;
+  EXPECT_EQ(elect({a, b}, {}, std::nullopt).winner, "lb2") << "priority beats the name";
+}
+
+TEST(Election, IneligibleNodesNeverWin) {
+  Candidate a = node("lb1", 200), b = node("lb2", 100);
+  a.standby = true;
+  EXPECT_EQ(elect({a, b}, {}, std::nullopt).winner, "lb2");
+  a.standby = false;
+  a.tiebreaker_ok = false;
+  EXPECT_EQ(elect({a, b}, {}, std::nullopt).winner, "lb2");
+  a.tiebreaker_ok = true;
+  a.quorate = false;
+  EXPECT_EQ(elect({a, b}, {}, std::nullopt).winner, "lb2");
+  a.quorate = true;
+  a.health = 0;
+  EXPECT_EQ(elect({a, b}, {}, std::nullopt).winner, "lb2");
+  b.fault = true;
+  EXPECT_FALSE(elect({a, b}, {}, std::nullopt).winner);
+}
+
+TEST(Election, TheHolderKeepsTheResourcesUnderManualFailback) {
+  Candidate a = node("lb1", 200), b = node("lb2", 100);
+  b.claims_active = true;
+  a.backup_for = 1h;
+  EXPECT_EQ(elect({a, b}, {FailbackPolicy::kManual, 0ms}, std::nullopt).winner, "lb2");
+}
+
+TEST(Election, AutoFailbackWaitsForTheDelay) {
+  Candidate a = node("lb1", 200), b = node("lb2", 100);
+  b.claims_active = true;
+  Policy p{FailbackPolicy::kAuto, 30s};
+  a.backup_for = 29s;
+  EXPECT_EQ(elect({a, b}, p, std::nullopt).winner, "lb2");
+  a.backup_for = 30s;
+  EXPECT_EQ(elect({a, b}, p, std::nullopt).winner, "lb1");
+  a.health = 900;
+  EXPECT_EQ(elect({a, b}, p, std::nullopt).winner, "lb2") << "never fail back to a sicker node";
+}
+
+TEST(Election, HealedSplitBrainKeepsTheBestRankedHolder) {
+  Candidate a = node("lb1", 100), b = node("lb2", 200);
+  a.claims_active = b.claims_active = true;
+  EXPECT_EQ(elect({a, b}, {}, std::nullopt).winner, "lb2");
+  EXPECT_EQ(elect({b, a}, {}, std::nullopt).winner, "lb2") << "order does not matter";
+}
+
+TEST(Election, AnOperatorMoveWinsWhenTheTargetIsEligible) {
+  Candidate a = node("lb1", 200), b = node("lb2", 100);
+  a.claims_active = true;
+  EXPECT_EQ(elect({a, b}, {}, std::string("lb2")).winner, "lb2");
+  b.standby = true;
+  EXPECT_EQ(elect({a, b}, {}, std::string("lb2")).winner, "lb1");
+  EXPECT_EQ(elect({a, b}, {}, std::string("nosuch")).winner, "lb1");
+}
+
+}  // namespace
+}  // namespace tandem::election
