@@ -1,0 +1,37 @@
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+#include "common/duration.h"
+#include "common/result.h"
+
+// What a director owns and moves: a VIP, the sync daemon's master role, a state file. The
+// election starts them in order when a node becomes ACTIVE and stops them in reverse when it
+// releases; monitor checks that what should be there still is.
+namespace tandem::resources {
+
+using Done = std::function<void(Result<void>)>;
+
+class Resource {
+ public:
+  virtual ~Resource() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // Each operation calls done exactly once, on the loop, possibly before returning. All are
+  // idempotent: starting what is there adopts it, stopping what is gone succeeds.
+  virtual void start(Done done) = 0;
+  virtual void stop(Done done) = 0;
+  // While held: repairs what drifted (and says so in the log), fails if it cannot.
+  virtual void monitor(Done done) = 0;
+
+  // Is it in place right now (e.g. the VIP on its interface)? A restarted daemon asks this to
+  // learn whether it still holds what it held.
+  virtual bool present() const = 0;
+
+  // How long one start, stop or monitor may take before the chain gives up on it.
+  virtual Millis timeout() const { return Millis(5000); }
+};
+
+}  // namespace tandem::resources
