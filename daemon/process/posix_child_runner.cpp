@@ -1,0 +1,162 @@
+#include "process/posix_child_runner.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace tandem::process {
+
+std::string ChildResult::describe() const {
+  if (timed_out) return "timed out";
+  if (term_signal != 0) return "killed by signal " + std::to_string(term_signal);
+  return "exit " + std::to_string(exit_code);
+}
+
+namespace {
+
+constexpr size_t kMaxOutput = 4096;
+
+class PosixChild final : public ChildHandle {
+ public:
+  PosixChild(loop::Dispatcher& d, pid_t pid, int pidfd, int out_fd,
+             std::function<void(ChildResult)> done)
+      : pid_(pid), pidfd_(pidfd), out_fd_(out_fd), done_(std::move(done)) {
+    timer_ = d.createTimer([this] { onTimeout(); });
+    auto w = d.watchFd(pidfd_, {true, false}, [this](loop::FdEvents) { onExit(); });
+    if (w) exit_watch_ = std::move(*w);
+    auto o = d.watchFd(out_fd_, {true, false}, [this](loop::FdEvents) { drain(); });
+    if (o) out_watch_ = std::move(*o);
+  }
+
+  ~PosixChild() override {
+    exit_watch_.reset();
+    out_watch_.reset();
+    if (!reaped_) {
+      ::kill(-pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);  // SIGKILL makes this prompt
+    }
+    ::close(pidfd_);
+    if (out_fd_ >= 0) ::close(out_fd_);
+  }
+
+  void arm(Millis timeout) { timer_->arm(timeout); }
+
+ private:
+  void drain() {
+    char buf[1024];
+    for (;;) {
+      ssize_t n = ::read(out_fd_, buf, sizeof buf);
+      if (n > 0) {
+        size_t room = kMaxOutput - std::min(kMaxOutput, output_.size());
+        output_.append(buf, std::min(room, static_cast<size_t>(n)));
+        continue;
+      }
+      if (n == 0) {
+        out_watch_.reset();
+        ::close(out_fd_);
+        out_fd_ = -1;
+      }
+      return;  // EAGAIN, or closed
+    }
+  }
+
+  void onTimeout() {
+    timed_out_ = true;
+    ::kill(-pid_, SIGKILL);  // the exit arrives on the pidfd
+  }
+
+  void onExit() {
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r != pid_) return;
+    reaped_ = true;
+    timer_->cancel();
+    exit_watch_.reset();
+    if (out_fd_ >= 0) drain();
+    ChildResult res;
+    res.timed_out = timed_out_;
+    if (WIFEXITED(status)) res.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) res.term_signal = timed_out_ ? 0 : WTERMSIG(status);
+    res.output = output_;
+    auto done = std::move(done_);
+    done_ = nullptr;
+    if (done) done(std::move(res));  // may destroy this object: nothing after it
+  }
+
+  pid_t pid_;
+  int pidfd_;
+  int out_fd_;
+  std::function<void(ChildResult)> done_;
+  std::unique_ptr<loop::Timer> timer_;
+  std::unique_ptr<loop::FdWatch> exit_watch_;
+  std::unique_ptr<loop::FdWatch> out_watch_;
+  std::string output_;
+  bool timed_out_ = false;
+  bool reaped_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ChildHandle>> PosixChildRunner::run(
+    const CommandLine& cmd, const std::vector<std::string>& env, Millis timeout,
+    std::function<void(ChildResult)> done) {
+  if (cmd.argv.empty()) return fail(ErrorCode::kInvalidArgument, "empty command");
+  std::vector<std::string> args =
+      cmd.via_shell ? std::vector<std::string>{"/bin/sh", "-c", cmd.argv[0]} : cmd.argv;
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  envs.insert(envs.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0) return fail(errnoError(errno, "pipe2"));
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    return fail(errnoError(err, "fork"));
+  }
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    ::setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::dup2(pipefd[1], 1);
+    ::dup2(pipefd[1], 2);
+    ::execve(argv[0], argv.data(), envp.data());
+    const char msg[] = "exec failed\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  ::setpgid(pid, pid);  // also here, so a kill right after fork reaches the group
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    int err = errno;
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ::close(pipefd[0]);
+    return fail(errnoError(err, "pidfd_open"));
+  }
+  auto child = std::make_unique<PosixChild>(dispatcher_, pid, pidfd, pipefd[0], std::move(done));
+  child->arm(timeout);
+  return std::unique_ptr<ChildHandle>(std::move(child));
+}
+
+}  // namespace tandem::process
