@@ -35,6 +35,21 @@ std::optional<Millis> parseDuration(std::string_view text) {
   return Millis(total);
 }
 
+bool isDurationSyntax(std::string_view text) {
+  if (text.empty()) return false;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t digits = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    if (i == digits) return false;
+    size_t unit_start = i;
+    while (i < text.size() && text[i] >= 'a' && text[i] <= 'z') ++i;
+    std::string_view unit = text.substr(unit_start, i - unit_start);
+    if (unit != "ms" && unit != "s" && unit != "m" && unit != "h") return false;
+  }
+  return true;
+}
+
 std::string formatDuration(Millis d) {
   int64_t ms = d.count();
   if (ms != 0 && ms % 3600000 == 0) return std::to_string(ms / 3600000) + "h";

@@ -79,6 +79,36 @@ std::string dirOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// toml++ 3.3 parses dotted keys recursively, and a key of tens of thousands of parts overflows
+// the stack (fixed in 3.4). No tandem key has more than a handful, so refuse long ones before
+// parsing: the line and column of the first dotted run outside a string that is too long.
+constexpr int kMaxDottedParts = 64;
+
+std::optional<std::pair<int, int>> tooManyDots(std::string_view text) {
+  int line = 1, col = 0, dots = 0;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char ch = text[i];
+    ++col;
+    if (ch == '\n') {
+      ++line;
+      col = 0;
+      dots = 0;
+      if (quote == '\'' || quote == '"') quote = 0;  // single-line strings end with the line
+      continue;
+    }
+    if (quote) {
+      if (ch == '\\' && quote == '"') ++i, ++col;
+      else if (ch == quote) quote = 0;
+      continue;
+    }
+    if (ch == '"' || ch == '\'') quote = ch;
+    else if (ch == '#') quote = '\n';  // a comment runs to the end of the line
+    else if (ch == '.' && ++dots > kMaxDottedParts) return std::make_pair(line, col);
+  }
+  return std::nullopt;
+}
+
 class Loader {
  public:
   Loader(const std::string& source, const FileSystem& files) : files_(files) {
@@ -93,6 +123,14 @@ class Loader {
       ctx_.diags.error(ctx_.file, line, 1,
                        "the file holds binary data (a NUL byte at offset " +
                            std::to_string(bad) + "); a config is UTF-8 text in TOML");
+      out.diagnostics = std::move(ctx_.diags);
+      return out;
+    }
+    if (auto deep = tooManyDots(text)) {
+      ctx_.diags.error(ctx_.file, deep->first, deep->second,
+                       "a key with more than " + std::to_string(kMaxDottedParts) +
+                           " dotted parts; tandem's keys nest at most four deep, so this is not "
+                           "a tandem config");
       out.diagnostics = std::move(ctx_.diags);
       return out;
     }
@@ -133,7 +171,7 @@ class Loader {
       error(Position{}, "the file has no [cluster] table; add one with at least name = \"...\"");
     }
     for (const toml::table* t : r.tables("node")) {
-      TableReader nr(*t, "node", ctx_);
+      TableReader nr(*t, "node", ctx_, true);
       node_pos_.push_back(nr.where());
       cfg.nodes.push_back(readNode(nr));
     }
@@ -142,14 +180,14 @@ class Loader {
                         "each with name = \"...\" as in corosync.conf");
     }
     for (const toml::table* t : r.tables("vip")) {
-      TableReader vr(*t, "vip", ctx_);
+      TableReader vr(*t, "vip", ctx_, true);
       int before = ctx_.diags.errorCount();
       cfg.vips.push_back(readVip(vr));
       vip_pos_.push_back({vr.where(), vr.where("address"), vr.where("interface"),
                           ctx_.diags.errorCount() == before});
     }
     for (const toml::table* t : r.tables("virtual_server")) {
-      TableReader vr(*t, "virtual_server", ctx_);
+      TableReader vr(*t, "virtual_server", ctx_, true);
       cfg.virtual_servers.push_back(readVirtualServer(vr));
     }
     if (const toml::table* t = r.table("sync")) readSync(TableReader(*t, "sync", ctx_), cfg.sync);
@@ -195,23 +233,30 @@ class Loader {
     auto keys = r.tables("key");
     std::set<uint32_t> ids;
     for (const toml::table* t : keys) {
-      TableReader kr(*t, "cluster.key", ctx_);
+      TableReader kr(*t, "cluster.key", ctx_, true);
       AuthKey k;
-      if (auto id = kr.integer("id", 1, 65535)) k.id = static_cast<uint32_t>(*id);
-      else if (!kr.has("id")) {
+      auto id = kr.integer("id", 1, 65535);
+      if (id) {
+        k.id = static_cast<uint32_t>(*id);
+      } else if (!kr.has("id")) {
         Position p = kr.where();
         error(p, "[[cluster.key]] has no id; it is required, add id = 1 (1 to 65535)");
       }
-      if (auto f = kr.string("file", true)) k.file = *f;
-      if (!ids.insert(k.id).second) {
+      auto file = kr.string("file", true);
+      if (file && file->empty()) {
+        kr.badValue("file", "the path is empty", "name the key file, e.g. \"/etc/tandem/authkey\"");
+      }
+      if (id && !ids.insert(k.id).second) {
         kr.badValue("id", "key id " + std::to_string(k.id) + " is used twice",
                     "each [[cluster.key]] needs its own id");
       }
-      key_pos_.push_back(kr.has("file") ? kr.where("file") : kr.where());
       kr.finish();
+      if (!file || file->empty()) continue;  // already reported; nothing to check on disk
+      k.file = *file;
+      key_pos_.push_back(kr.where("file"));
       c.keys.push_back(k);
     }
-    if (c.keys.empty()) {
+    if (keys.empty()) {
       c.keys.push_back(AuthKey{1, "/etc/tandem/authkey"});
       key_pos_.push_back(r.where());
     }
@@ -229,7 +274,7 @@ class Loader {
       Position p = r.where();
       error(p, "[cluster] has several [[cluster.key]] tables but no active_key; add "
                "active_key = <id> to say which one signs outgoing frames");
-    } else if (keys.size() == 1) {
+    } else if (keys.size() == 1 && !c.keys.empty()) {
       c.active_key = c.keys.front().id;
     }
     if (auto v = r.duration("heartbeat_interval", 10ms, 10s)) c.heartbeat_interval = *v;
@@ -246,8 +291,10 @@ class Loader {
                                                        {"delayed", FailbackPolicy::kDelayed}})) {
       c.failback = *v;
     }
-    if (auto v = r.duration("failback_delay", 0ms, 24h)) c.failback_delay = *v;
-    if (c.failback == FailbackPolicy::kDelayed && c.failback_delay == 0ms) {
+    auto delay = r.duration("failback_delay", 0ms, 24h);
+    if (delay) c.failback_delay = *delay;
+    bool delay_broken = r.has("failback_delay") && !delay;
+    if (c.failback == FailbackPolicy::kDelayed && c.failback_delay == 0ms && !delay_broken) {
       r.badValue(r.has("failback_delay") ? "failback_delay" : "failback",
                  "failback = \"delayed\" needs a delay",
                  "set failback_delay to more than \"0s\", e.g. \"5m\"");
@@ -347,9 +394,10 @@ class Loader {
     if (auto s = r.string("address", true)) {
       if (auto p = IpPrefix::parse(*s)) {
         v.address = *p;
-      } else if (IpAddress::parse(*s)) {
+      } else if (auto bare = IpAddress::parse(*s)) {
         r.badValue("address", "\"" + *s + "\" has no prefix length",
-                   "write address/prefix, e.g. \"" + *s + "/24\" (IPv4) or \"/64\" (IPv6)");
+                   "write address/prefix, e.g. \"" + *s +
+                       (bare->family == Family::kInet ? "/24" : "/64") + "\"");
       } else {
         r.badValue("address", "\"" + *s + "\" is not an address/prefix",
                    "write e.g. \"198.51.100.10/24\" or \"2001:db8::10/64\"");
@@ -439,6 +487,7 @@ class Loader {
       vs.name = vs.address ? vs.address->toString()
                            : (vs.fwmark ? "fwmark:" + std::to_string(*vs.fwmark) : "?");
     }
+    bool scheduler_ok = !r.has("scheduler");  // the default is fine; a given one must read
     if (auto s = r.string("scheduler")) {
       if (std::find(kSchedulers.begin(), kSchedulers.end(), *s) == kSchedulers.end()) {
         auto m = closestMatch(*s, kSchedulers);
@@ -447,10 +496,11 @@ class Loader {
                        quoted(kSchedulers));
       } else {
         vs.scheduler = *s;
+        scheduler_ok = true;
       }
     }
     if (auto flags = r.strings("scheduler_flags")) {
-      if (vs.scheduler != "sh" && vs.scheduler != "mh") {
+      if (scheduler_ok && vs.scheduler != "sh" && vs.scheduler != "mh") {
         r.badValue("scheduler_flags", "only the sh and mh schedulers take flags",
                    "remove scheduler_flags, or use scheduler = \"sh\" or \"mh\"");
       }
@@ -473,7 +523,8 @@ class Loader {
     }
     if (auto b = r.boolean("one_packet")) {
       vs.one_packet = *b;
-      if (*b && vs.protocol != Protocol::kUdp) {
+      // A fwmark service may carry UDP; the kernel applies one-packet scheduling to its UDP.
+      if (*b && vs.address && vs.protocol != Protocol::kUdp) {
         r.badValue("one_packet", "one-packet scheduling is for UDP services",
                    "remove it, or use protocol = \"udp\"");
       }
@@ -484,6 +535,7 @@ class Loader {
     }
     if (auto s = r.string("fallback")) {
       if (auto e = Endpoint::parse(*s, true)) {
+        if (e->port == 0 && vs.address) e->port = vs.address->port;  // like a real server
         vs.fallback = e;
         pos.fallback = r.where("fallback");
       } else {
@@ -496,7 +548,7 @@ class Loader {
       vs.check = readCheck(cr, Check{});
     }
     for (const toml::table* t : r.tables("real_server")) {
-      TableReader rr(*t, "virtual_server.real_server", ctx_);
+      TableReader rr(*t, "virtual_server.real_server", ctx_, true);
       int before = ctx_.diags.errorCount();
       vs.real_servers.push_back(readRealServer(rr, vs));
       pos.reals.push_back({rr.where("address"), rr.where("forwarding"),
@@ -576,7 +628,8 @@ class Loader {
                                                       {"gre", TunnelType::kGre}})) {
       rs.tunnel_type = *t;
     }
-    if (auto p = r.integer("tunnel_port", 1, 65535)) rs.tunnel_port = static_cast<uint16_t>(*p);
+    auto tunnel_port = r.integer("tunnel_port", 1, 65535);
+    if (tunnel_port) rs.tunnel_port = static_cast<uint16_t>(*tunnel_port);
     if (auto b = r.boolean("tunnel_checksum")) rs.tunnel_checksum = *b;
     for (const char* k : {"tunnel_type", "tunnel_port", "tunnel_checksum"}) {
       if (r.has(k) && !tun) {
@@ -584,7 +637,7 @@ class Loader {
                    "remove " + std::string(k) + ", or set forwarding = \"tun\"");
       }
     }
-    if (tun && rs.tunnel_type == TunnelType::kGue && rs.tunnel_port == 0) {
+    if (tun && rs.tunnel_type == TunnelType::kGue && rs.tunnel_port == 0 && !r.has("tunnel_port")) {
       r.badValue(r.has("tunnel_type") ? "tunnel_type" : "forwarding",
                  "a GUE tunnel needs a UDP port", "add tunnel_port = N");
     }
@@ -688,7 +741,7 @@ class Loader {
       error(r.where(), "[" + r.path() + "] is a dns check without query_name; add "
                        "query_name = \"www.example.com\"");
     }
-    if (c.type == CheckType::kExec && !c.command) {
+    if (c.type == CheckType::kExec && !c.command && !r.has("command")) {
       error(r.where(), "[" + r.path() + "] is an exec check without command; add "
                        "command = [\"/path/to/check\", \"arg\"]");
     }
@@ -697,12 +750,12 @@ class Loader {
                        "\"...\" (a UDP service answers only when asked something)");
     }
     CheckType type = c.type;
-    r.finish([type](const std::string& key) -> std::string {
+    r.finish([type, &r](const std::string& key) -> std::string {
       auto it = checkOptionOwners().find(key);
       if (it == checkOptionOwners().end()) return {};
       std::vector<std::string> names;
       for (CheckType t : it->second) names.push_back("\"" + checkTypeName(t) + "\"");
-      return key + " is an option of " + TableReader::alternatives(names) +
+      return r.path() + "." + key + " is an option of " + TableReader::alternatives(names) +
              " checks; this check is type = \"" + checkTypeName(type) +
              "\", so remove it or change the type";
     });
@@ -855,7 +908,8 @@ class Loader {
         char mode[16];
         std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info->mode & 07777));
         error(key_pos_[i], id + ": the key file " + path + " has mode " + mode +
-                               " and others can read it; run `chmod 0600 " + path + "`");
+                               ", so its group or others have access; run `chmod 0600 " + path +
+                               "`");
       } else if (info->size < 16 || info->size > 4096) {
         error(key_pos_[i], id + ": the key file " + path + " has " +
                                std::to_string(info->size) + " bytes; a key has 16 to 4096 "
@@ -912,7 +966,9 @@ class Loader {
                                std::to_string(vs_pos_[it->second].address.line) +
                                "); merge them into one [[virtual_server]]");
       }
-      if (vs.address && !coveredByVip(cfg, vs.address->address)) {
+      bool vips_ok = std::all_of(vip_pos_.begin(), vip_pos_.end(),
+                                 [](const VipPos& v) { return v.ok; });
+      if (vs.address && vips_ok && !coveredByVip(cfg, vs.address->address)) {
         warning(pos.address, "virtual server " + vs.address->toString() +
                                  " is not on a VIP; it will not move with the active director "
                                  "(add a [[vip]] for " + vs.address->address.toString() +

@@ -35,9 +35,15 @@ std::vector<Diagnostic> Diagnostics::sorted() const {
   return out;
 }
 
-std::string Diagnostics::formatAll() const {
+std::string Diagnostics::formatAll(size_t max_lines) const {
   std::string out;
-  for (const auto& d : sorted()) out += d.format() + "\n";
+  std::vector<Diagnostic> all = sorted();
+  for (size_t i = 0; i < all.size() && i < max_lines; ++i) out += all[i].format() + "\n";
+  if (all.size() > max_lines) {
+    const Diagnostic& next = all[max_lines];
+    out += next.file + ": " + std::to_string(all.size() - max_lines) +
+           " more findings not shown; fix the ones above first\n";
+  }
   return out;
 }
 

@@ -29,7 +29,9 @@ class Diagnostics {
   bool hasErrors() const { return errorCount() > 0; }
   // Sorted by position, so a reader goes through the file top to bottom.
   std::vector<Diagnostic> sorted() const;
-  std::string formatAll() const;
+  // At most max_lines findings, then a line saying how many more there are: a file of garbage
+  // should not bury the first (and most useful) messages under thousands.
+  std::string formatAll(size_t max_lines = 100) const;
 
  private:
   std::vector<Diagnostic> items_;

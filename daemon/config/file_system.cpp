@@ -15,7 +15,14 @@ std::optional<FileInfo> PosixFileSystem::stat(const std::string& path) const {
 }
 
 Result<std::string> PosixFileSystem::readFile(const std::string& path, size_t max_bytes) const {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Check the type before opening: opening a FIFO for reading blocks until a writer comes.
+  struct stat pre {};
+  if (::stat(path.c_str(), &pre) != 0) return fail(errnoError(errno, "cannot open " + path));
+  if (!S_ISREG(pre.st_mode)) {
+    return fail(ErrorCode::kInvalidArgument, path + " is not a regular file; give the path of "
+                                                    "a config file");
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return fail(errnoError(errno, "cannot open " + path));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -25,8 +25,9 @@ std::string_view tomlTypeName(const toml::node& n) {
   return "nothing";
 }
 
-TableReader::TableReader(const toml::table& table, std::string path, ReadContext& ctx)
-    : table_(table), path_(std::move(path)), ctx_(ctx) {}
+TableReader::TableReader(const toml::table& table, std::string path, ReadContext& ctx,
+                         bool array_item)
+    : table_(table), path_(std::move(path)), ctx_(ctx), array_item_(array_item) {}
 
 Position TableReader::where() const {
   Position p = positionOf(table_.source());
@@ -76,7 +77,7 @@ std::optional<std::string> TableReader::string(std::string_view key, bool requir
     if (required) {
       Position p = where();
       ctx_.diags.error(ctx_.file, p.line, p.column,
-                   "[" + path_ + "] has no " + std::string(key) + "; it is required, add " +
+                   header() + " has no " + std::string(key) + "; it is required, add " +
                        std::string(key) + " = \"...\"");
     }
     return std::nullopt;
@@ -130,8 +131,12 @@ std::optional<Millis> TableReader::duration(std::string_view key, Millis min, Mi
   std::string s = *n->value<std::string>();
   auto d = parseDuration(s);
   if (!d) {
-    badValue(key, "\"" + s + "\" is not a duration",
-             "write a number with ms, s, m or h, e.g. \"250ms\", \"2s\" or \"5m\"");
+    if (isDurationSyntax(s)) {
+      badValue(key, "\"" + s + "\" is out of range", "it must be " + allowed);
+    } else {
+      badValue(key, "\"" + s + "\" is not a duration",
+               "write a number with ms, s, m or h, e.g. \"250ms\", \"2s\" or \"5m\"");
+    }
     return std::nullopt;
   }
   if (*d < min || *d > max) {
@@ -232,7 +237,7 @@ void TableReader::finish(const std::function<std::string(const std::string&)>& e
       ctx_.diags.error(ctx_.file, p.line, p.column, hint);
       continue;
     }
-    std::string where_text = path_.empty() ? "at the top level" : "in [" + path_ + "]";
+    std::string where_text = path_.empty() ? "at the top level" : "in " + header();
     std::string msg = "unknown key \"" + name + "\" " + where_text;
     if (auto m = closestMatch(name, known)) {
       msg += "; did you mean \"" + *m + "\"?";

@@ -37,9 +37,14 @@ struct ReadContext {
 class TableReader {
  public:
   // path: how messages name this table, e.g. "cluster" or "virtual_server.real_server".
-  TableReader(const toml::table& table, std::string path, ReadContext& ctx);
+  // array_item: the table is one element of an array of tables ([[path]]), which is how
+  // messages then write its header.
+  TableReader(const toml::table& table, std::string path, ReadContext& ctx,
+              bool array_item = false);
 
   const std::string& path() const { return path_; }
+  // How the table's header is written in the file: [cluster] or [[node]].
+  std::string header() const { return array_item_ ? "[[" + path_ + "]]" : "[" + path_ + "]"; }
   Position where() const;               // the table itself
   Position where(std::string_view key) const;  // the key's value, or the table if absent
   bool has(std::string_view key) const;
@@ -62,7 +67,7 @@ class TableReader {
     }
     std::vector<std::string> names;
     for (const auto& o : options) names.push_back("\"" + o.first + "\"");
-    badValue(key, "\"" + *s + "\" is not a valid " + std::string(key), "use " + alternatives(names));
+    badValue(key, "\"" + *s + "\" is not allowed here", "use " + alternatives(names));
     return std::nullopt;
   }
 
@@ -94,6 +99,7 @@ class TableReader {
   const toml::table& table_;
   std::string path_;
   ReadContext& ctx_;
+  bool array_item_;
   std::set<std::string> asked_;
 };
 

@@ -175,8 +175,8 @@ file = "keys/b"
 name = "lb1"
 )");
   EXPECT_EQ(lines(r), (std::vector<std::string>{
-                          "10:8: key 2: the key file /etc/tandem/keys/b has mode 0644 and others "
-                          "can read it; run `chmod 0600 /etc/tandem/keys/b`",
+                          "10:8: key 2: the key file /etc/tandem/keys/b has mode 0644, so its group or "
+                          "others have access; run `chmod 0600 /etc/tandem/keys/b`",
                       }));
 }
 
