@@ -45,6 +45,8 @@ struct Cluster {
   uint32_t active_key = 1;
   Millis heartbeat_interval{200};
   Millis dead_time{1000};
+  uint16_t heartbeat_port = 5420;        // UDP, the fast path between the directors
+  Millis group_heartbeat_interval{1000};  // the same frames over Corosync CPG, slower
   FailbackPolicy failback = FailbackPolicy::kManual;
   Millis failback_delay{0};
   Tiebreaker tiebreaker;
@@ -53,6 +55,7 @@ struct Cluster {
 
 struct Node {
   std::string name;
+  std::optional<IpAddress> address;  // for UDP heartbeats; unset: its ring0_addr in corosync
   int priority = 100;
   std::vector<std::string> interfaces;
 };

@@ -286,6 +286,16 @@ class Loader {
                  "dead_time must be at least 2 x heartbeat_interval, or one late frame makes a "
                  "takeover");
     }
+    if (auto v = r.integer("heartbeat_port", 1, 65535)) c.heartbeat_port = static_cast<uint16_t>(*v);
+    if (auto v = r.duration("group_heartbeat_interval", 100ms, 1min)) {
+      c.group_heartbeat_interval = *v;
+      if (*v < c.heartbeat_interval) {
+        r.warnValue("group_heartbeat_interval",
+                    "it is shorter than heartbeat_interval, so Corosync carries more than the "
+                    "fast path",
+                    "keep it at or above heartbeat_interval; each CPG message costs the ring");
+      }
+    }
     if (auto v = r.choice<FailbackPolicy>("failback", {{"auto", FailbackPolicy::kAuto},
                                                        {"manual", FailbackPolicy::kManual},
                                                        {"delayed", FailbackPolicy::kDelayed}})) {
@@ -372,6 +382,7 @@ class Loader {
       n.name = *v;
     }
     if (auto v = r.integer("priority", 0, 255)) n.priority = static_cast<int>(*v);
+    n.address = r.address("address");
     if (auto v = r.strings("interfaces")) {
       std::set<std::string> seen;
       for (const auto& i : *v) {
