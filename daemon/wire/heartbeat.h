@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "wire/byte_io.h"
+#include "wire/rejection.h"
+
+// The payload of a heartbeat frame: what a director tells its peers about itself, every
+// heartbeat interval. Network byte order:
+//
+//   offset  size  field
+//        0     1  role (Role)
+//        1     1  priority (the node's configured priority, 0..255)
+//        2     2  health, per mille 0..1000
+//        4     1  flags: bit0 standby, bit1 quorate, bit2 tiebreaker_ok, bit3 resources_held;
+//                 bits 4-7 are ignored on receipt (room for new flags)
+//        5     1  V = active_view length, 0..64 (0: this node sees no active director)
+//        6     V  active_view: the node this one believes is active
+//      6+V     8  election epoch: bumped by a node on takeover, so an older view loses
+//     14+V     4  heartbeat interval in ms, > 0 (a receiver sizes its dead timer from it)
+//     18+V     -  nothing in v1; a decoder ignores bytes past what it knows, so fields can be
+//                 added at the end without a version bump. A shorter payload is rejected.
+namespace tandem::wire {
+
+enum class Role : uint8_t { kInit = 0, kBackup = 1, kActive = 2, kStandby = 3, kFault = 4 };
+
+std::string_view roleName(Role r);  // "INIT", "BACKUP", "ACTIVE", "STANDBY", "FAULT"
+
+inline constexpr uint16_t kMaxHealth = 1000;
+inline constexpr size_t kHeartbeatMinBytes = 18;
+
+struct Heartbeat {
+  Role role = Role::kInit;
+  uint8_t priority = 0;
+  uint16_t health = 0;
+  bool standby = false;
+  bool quorate = false;
+  bool tiebreaker_ok = false;
+  bool resources_held = false;
+  std::string active_view;
+  uint64_t epoch = 0;
+  uint32_t interval_ms = 0;
+
+  friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
+};
+
+// Fails (invalid-argument) for what decodeHeartbeat would reject, so what a node sends is what
+// its peers read.
+Result<Bytes> encodeHeartbeat(const Heartbeat& hb);
+
+// bad_payload for a payload shorter than its fields, a role past kFault, health over 1000, an
+// active_view longer than a node name, or an interval of 0.
+Checked<Heartbeat> decodeHeartbeat(ByteView payload);
+
+}  // namespace tandem::wire

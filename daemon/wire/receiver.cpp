@@ -1,0 +1,61 @@
+#include "wire/receiver.h"
+
+#include <utility>
+#include <vector>
+
+namespace tandem::wire {
+
+namespace {
+
+Checked<Body> decodeBody(FrameType type, ByteView payload) {
+  switch (type) {
+    case FrameType::kHeartbeat: {
+      Checked<Heartbeat> hb = decodeHeartbeat(payload);
+      if (!hb) return hb.rejection();
+      return Body(std::move(hb).value());
+    }
+    case FrameType::kRelease: {
+      Checked<Release> rel = decodeRelease(payload);
+      if (!rel) return rel.rejection();
+      return Body(std::move(rel).value());
+    }
+    case FrameType::kAdmin:
+      return Body(Admin{});
+  }
+  return Rejection::kUnknownType;
+}
+
+}  // namespace
+
+FrameReceiver::FrameReceiver(std::string cluster, NodeSet peers)
+    : cluster_(std::move(cluster)), peers_(std::move(peers)) {}
+
+Checked<Message> FrameReceiver::receive(ByteView bytes, const KeyRing& keys) {
+  Checked<Message> m = accept(bytes, keys);
+  if (m) {
+    ++counters_.accepted;
+  } else {
+    counters_.count(m.rejection());
+  }
+  return m;
+}
+
+Checked<Message> FrameReceiver::accept(ByteView bytes, const KeyRing& keys) {
+  Checked<Frame> f = verifyFrame(bytes, keys, cluster_, peers_);
+  if (!f) return f.rejection();
+  Checked<Body> body = decodeBody(f->type, f->payload);
+  if (!body) return body.rejection();
+  if (auto r = guard_.admit(f->sender, f->incarnation, f->sequence)) return *r;
+  return Message{std::move(f).value(), std::move(body).value()};
+}
+
+void FrameReceiver::setPeers(NodeSet peers) {
+  std::vector<std::string> gone;
+  for (const std::string& p : peers_) {
+    if (!peers.contains(p)) gone.push_back(p);
+  }
+  for (const std::string& p : gone) guard_.forget(p);
+  peers_ = std::move(peers);
+}
+
+}  // namespace tandem::wire

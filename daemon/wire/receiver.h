@@ -1,0 +1,58 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "wire/byte_io.h"
+#include "wire/frame.h"
+#include "wire/heartbeat.h"
+#include "wire/key_ring.h"
+#include "wire/rejection.h"
+#include "wire/release.h"
+#include "wire/replay_guard.h"
+
+// The receiving half of the wire: bytes from either path in, a typed message or a counted
+// rejection out. Pure: the transport hands it datagrams and CPG deliveries, nothing here reads
+// a socket or a clock.
+namespace tandem::wire {
+
+// Admin frames are reserved: they pass the same checks as any frame and their payload is left
+// opaque in Message::frame.payload for whoever defines them.
+struct Admin {
+  friend bool operator==(const Admin&, const Admin&) = default;
+};
+
+using Body = std::variant<Heartbeat, Release, Admin>;
+
+struct Message {
+  Frame frame;  // authentic, for this cluster, from a configured peer, not a replay
+  Body body;    // frame.payload decoded according to frame.type
+};
+
+class FrameReceiver {
+ public:
+  // peers: the other nodes' names, not this node's own (see NodeSet).
+  FrameReceiver(std::string cluster, NodeSet peers);
+
+  // verifyFrame, then the payload (bad_payload), then the ReplayGuard, which records the frame
+  // only if everything else passed. Every call adds one to counters().
+  Checked<Message> receive(ByteView bytes, const KeyRing& keys);
+
+  // A reload may change the peer list. Windows of removed peers are dropped; those of peers
+  // that stay are kept, so a reload does not reopen a replay window.
+  void setPeers(NodeSet peers);
+
+  const FrameCounters& counters() const { return counters_; }
+  const ReplayGuard& guard() const { return guard_; }
+
+ private:
+  Checked<Message> accept(ByteView bytes, const KeyRing& keys);
+
+  std::string cluster_;
+  NodeSet peers_;
+  ReplayGuard guard_;
+  FrameCounters counters_;
+};
+
+}  // namespace tandem::wire

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <array>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+// Why an incoming frame was dropped. The names are stable: they are counter labels and log
+// values (reason=bad_signature), so add new reasons at the end and never rename one.
+namespace tandem::wire {
+
+enum class Rejection : uint8_t {
+  kTruncated,         // the bytes end before a field does
+  kBadMagic,          // not "TNDM": not a tandem frame at all
+  kUnknownVersion,    // a tandem frame of a version this build does not speak
+  kUnknownType,       // a v1 frame of a type this build does not know
+  kUnknownKey,        // signed with a key id the ring does not hold
+  kBadSignature,      // the MAC does not match: forged, corrupted, or the wrong secret
+  kWrongCluster,      // addressed to another cluster (checked before the MAC, see frame.h)
+  kUnknownNode,       // authentic, but the sender is not one of the configured peers
+  kReplayed,          // this sequence was seen already or is behind the replay window
+  kStaleIncarnation,  // from an earlier run of the sender than one already heard
+  kOversized,         // longer than any frame, a length field past its limit, or trailing bytes
+  kBadPayload,        // authentic, but the payload does not decode for its type
+};
+
+inline constexpr size_t kRejectionCount = 12;
+
+inline constexpr std::array<Rejection, kRejectionCount> kAllRejections = {
+    Rejection::kTruncated,        Rejection::kBadMagic,    Rejection::kUnknownVersion,
+    Rejection::kUnknownType,      Rejection::kUnknownKey,  Rejection::kBadSignature,
+    Rejection::kWrongCluster,     Rejection::kUnknownNode, Rejection::kReplayed,
+    Rejection::kStaleIncarnation, Rejection::kOversized,   Rejection::kBadPayload,
+};
+
+// "truncated", "bad_magic", ... as listed above in snake_case.
+std::string_view name(Rejection r);
+
+// A decoded value or the reason there is none. Like Result<T>, but the failure is a Rejection:
+// a frame from the network failing is data to count, not an error to report.
+template <typename T>
+class [[nodiscard]] Checked {
+ public:
+  Checked(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
+  Checked(Rejection r) : v_(std::in_place_index<1>, r) {}             // NOLINT: implicit
+
+  bool has_value() const { return v_.index() == 0; }
+  explicit operator bool() const { return has_value(); }
+
+  T& value() & {
+    assert(has_value());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    assert(has_value());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(has_value());
+    return std::get<0>(std::move(v_));
+  }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  Rejection rejection() const {
+    assert(!has_value());
+    return std::get<1>(v_);
+  }
+
+ private:
+  std::variant<T, Rejection> v_;
+};
+
+// What a receiver did with the frames it was handed, for `tandem status` and the metrics.
+struct FrameCounters {
+  uint64_t accepted = 0;
+  std::array<uint64_t, kRejectionCount> rejected{};
+
+  void count(Rejection r) { ++rejected[static_cast<size_t>(r)]; }
+  uint64_t of(Rejection r) const { return rejected[static_cast<size_t>(r)]; }
+  uint64_t rejectedTotal() const;
+};
+
+}  // namespace tandem::wire
