@@ -43,6 +43,9 @@ Result<Bytes> encodeHeartbeat(const Heartbeat& hb) {
     return fail(ErrorCode::kInvalidArgument, "the active view is longer than a node name");
   }
   if (hb.interval_ms == 0) return fail(ErrorCode::kInvalidArgument, "the interval is 0");
+  if (hb.move_target.size() > kMaxNodeNameBytes) {
+    return fail(ErrorCode::kInvalidArgument, "the move target is longer than a node name");
+  }
   uint8_t flags = 0;
   if (hb.standby) flags |= kFlagStandby;
   if (hb.quorate) flags |= kFlagQuorate;
@@ -57,6 +60,9 @@ Result<Bytes> encodeHeartbeat(const Heartbeat& hb) {
   w.bytes(asBytes(hb.active_view));
   w.u64(hb.epoch);
   w.u32(hb.interval_ms);
+  w.u64(hb.move_generation);
+  w.u8(static_cast<uint8_t>(hb.move_target.size()));
+  w.bytes(asBytes(hb.move_target));
   return std::move(w).take();
 }
 
@@ -80,6 +86,13 @@ Checked<Heartbeat> decodeHeartbeat(ByteView payload) {
   hb.epoch = r.u64();
   hb.interval_ms = r.u32();
   if (!r.ok() || hb.interval_ms == 0) return Rejection::kBadPayload;
+  if (r.remaining() > 0) {
+    hb.move_generation = r.u64();
+    uint8_t target_len = r.u8();
+    if (!r.ok() || target_len > kMaxNodeNameBytes) return Rejection::kBadPayload;
+    hb.move_target = std::string(asText(r.bytes(target_len)));
+    if (!r.ok()) return Rejection::kBadPayload;
+  }
   // Whatever follows is from a newer sender; it is not ours to judge.
   return hb;
 }

@@ -22,8 +22,12 @@
 //        6     V  active_view: the node this one believes is active
 //      6+V     8  election epoch: bumped by a node on takeover, so an older view loses
 //     14+V     4  heartbeat interval in ms, > 0 (a receiver sizes its dead timer from it)
-//     18+V     -  nothing in v1; a decoder ignores bytes past what it knows, so fields can be
-//                 added at the end without a version bump. A shorter payload is rejected.
+//     18+V     8  move generation: orders operators' move requests cluster wide (0: none yet)
+//     26+V     1  M = move target length, 0..64 (0: no move in force)
+//     27+V     M  move target: the node an operator moved the services to
+//   27+V+M     -  nothing yet; a decoder ignores bytes past what it knows, so fields can be
+//                 added at the end without a version bump. A payload shorter than 18+V is
+//                 rejected; one that ends at 18+V (an older sender) has no move.
 namespace tandem::wire {
 
 enum class Role : uint8_t { kInit = 0, kBackup = 1, kActive = 2, kStandby = 3, kFault = 4 };
@@ -44,6 +48,8 @@ struct Heartbeat {
   std::string active_view;
   uint64_t epoch = 0;
   uint32_t interval_ms = 0;
+  uint64_t move_generation = 0;
+  std::string move_target;
 
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };

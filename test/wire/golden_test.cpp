@@ -25,7 +25,9 @@ constexpr const char* kHeartbeatPayloadHex =
     "0e"                // flags: quorate | tiebreaker_ok | resources_held
     "03 6c6231"         // active_view "lb1"
     "0000000000000007"  // epoch 7
-    "000000c8";         // interval 200 ms
+    "000000c8"          // interval 200 ms
+    "0000000000000000"  // move generation 0
+    "00";               // no move target
 
 constexpr const char* kHeartbeatFrameHex =
     "544e444d"          // magic "TNDM"
@@ -37,10 +39,10 @@ constexpr const char* kHeartbeatFrameHex =
     "03 6c6231"         // sender "lb1"
     "018bcfe56800beef"  // incarnation: 1700000000000 ms << 16 | 0xbeef
     "000000000000002a"  // sequence 42
-    "0015"              // payload length 21
-    "0296 03e8 0e 036c6231 0000000000000007 000000c8"
+    "001e"              // payload length 30
+    "0296 03e8 0e 036c6231 0000000000000007 000000c8 0000000000000000 00"
     // HMAC-SHA256, key 000102..1f, checked with openssl dgst as above
-    "7cac711f45a26e571928ef87f1ee1c59937049c703191b98539200388d237a70";
+    "0ad77c9465893284aa3a50ca33c485e3b7e838e58ea087d6b2c509e9aa35191b";
 
 constexpr const char* kReleaseFrameHex =
     "544e444d"          // magic

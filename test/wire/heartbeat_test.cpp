@@ -34,10 +34,13 @@ TEST(Heartbeat, RoundTripsLimits) {
   hb.active_view = std::string(64, 'v');
   hb.epoch = ~uint64_t{0};
   hb.interval_ms = ~uint32_t{0};
+  hb.move_generation = ~uint64_t{0};
+  hb.move_target = std::string(64, 'm');
   EXPECT_EQ(decodeHeartbeat(*encodeHeartbeat(hb)).value(), hb);
   hb.active_view.clear();  // no active director in view
+  hb.move_target.clear();  // no move in force
   Result<Bytes> b = encodeHeartbeat(hb);
-  EXPECT_EQ(b->size(), kHeartbeatMinBytes);
+  EXPECT_EQ(b->size(), kHeartbeatMinBytes + 9);
   EXPECT_EQ(decodeHeartbeat(*b).value(), hb);
 }
 
@@ -49,9 +52,24 @@ TEST(Heartbeat, LongerPayloadFromANewerSenderIsAcceptedAndTheTailIgnored) {
   EXPECT_EQ(*hb, sampleHeartbeat());
 }
 
+TEST(Heartbeat, APayloadFromASenderWithoutMovesReadsAsNoMove) {
+  Heartbeat hb = sampleHeartbeat();
+  Bytes b = *encodeHeartbeat(hb);
+  b.resize(kHeartbeatMinBytes + hb.active_view.size());  // what a sender before moves wrote
+  Checked<Heartbeat> got = decodeHeartbeat(b);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->move_generation, 0u);
+  EXPECT_EQ(got->move_target, "");
+}
+
 TEST(Heartbeat, EveryShorterPayloadIsBadPayload) {
-  Bytes b = *encodeHeartbeat(sampleHeartbeat());
+  Heartbeat sample = sampleHeartbeat();
+  sample.move_generation = 3;
+  sample.move_target = "lb2";
+  Bytes b = *encodeHeartbeat(sample);
+  const size_t without_move = kHeartbeatMinBytes + sample.active_view.size();
   for (size_t len = 0; len < b.size(); ++len) {
+    if (len == without_move) continue;  // a complete payload of an older sender
     Checked<Heartbeat> hb = decodeHeartbeat(ByteView(b).first(len));
     ASSERT_FALSE(hb) << "length " << len;
     EXPECT_EQ(hb.rejection(), Rejection::kBadPayload);
@@ -74,8 +92,11 @@ TEST(Heartbeat, OutOfRangeFieldsAreBadPayload) {
   Bytes view = good;
   view[5] = 65;
   Bytes interval = good;
-  for (size_t i = good.size() - 4; i < good.size(); ++i) interval[i] = 0;
-  for (const Bytes& b : {role, health, view, interval}) {
+  const size_t interval_at = 14 + sampleHeartbeat().active_view.size();
+  for (size_t i = interval_at; i < interval_at + 4; ++i) interval[i] = 0;
+  Bytes move = good;
+  move[interval_at + 4 + 8] = 65;  // a move target longer than a node name
+  for (const Bytes& b : {role, health, view, interval, move}) {
     EXPECT_EQ(decodeHeartbeat(b).rejection(), Rejection::kBadPayload);
   }
 }
