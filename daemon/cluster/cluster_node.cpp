@@ -1,0 +1,379 @@
+#include "cluster/cluster_node.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "cluster/udp_link.h"
+#include "config/file_system.h"
+#include "core/state_file_resource.h"
+
+namespace tandem::cluster {
+
+namespace {
+
+std::string dirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+election::Heartbeat fromWire(const wire::Frame& f, const wire::Heartbeat& w) {
+  election::Heartbeat hb;
+  hb.sender = f.sender;
+  hb.incarnation = f.incarnation;
+  hb.role = static_cast<election::WireRole>(static_cast<uint8_t>(w.role));
+  hb.priority = w.priority;
+  hb.health = w.health;
+  hb.standby = w.standby;
+  hb.quorate = w.quorate;
+  hb.tiebreaker_ok = w.tiebreaker_ok;
+  hb.resources_held = w.resources_held;
+  hb.active_view = w.active_view;
+  hb.epoch = w.epoch;
+  hb.interval = Millis(w.interval_ms);
+  hb.move_target = w.move_target;
+  hb.move_generation = w.move_generation;
+  return hb;
+}
+
+wire::Heartbeat toWire(const election::Heartbeat& hb) {
+  wire::Heartbeat w;
+  w.role = static_cast<wire::Role>(static_cast<uint8_t>(hb.role));
+  w.priority = static_cast<uint8_t>(hb.priority);
+  w.health = static_cast<uint16_t>(std::clamp(hb.health, 0, 1000));
+  w.standby = hb.standby;
+  w.quorate = hb.quorate;
+  w.tiebreaker_ok = hb.tiebreaker_ok;
+  w.resources_held = hb.resources_held;
+  w.active_view = hb.active_view;
+  w.epoch = hb.epoch;
+  w.interval_ms = static_cast<uint32_t>(hb.interval.count());
+  w.move_target = hb.move_target;
+  w.move_generation = hb.move_generation;
+  return w;
+}
+
+// "ACTIVE 7": the role and epoch a restarted daemon finds under /run.
+election::Startup readStartup(const std::string& role_file) {
+  election::Startup st;
+  std::ifstream in(role_file);
+  std::string role;
+  uint64_t epoch = 0;
+  if (in >> role >> epoch) {
+    st.was_active = role == "ACTIVE" || role == "TAKING_OVER" || role == "RELEASING";
+    st.epoch = epoch;
+  }
+  return st;
+}
+
+}  // namespace
+
+Result<wire::KeyRing> loadKeyRing(const config::Config& cfg) {
+  wire::KeyRing ring;
+  config::PosixFileSystem fs;
+  for (const config::AuthKey& k : cfg.cluster.keys) {
+    std::string path = k.file.front() == '/' ? k.file : dirOf(cfg.source) + "/" + k.file;
+    auto text = fs.readFile(path, 4096);
+    if (!text) return fail(text.error().code, "key " + std::to_string(k.id) + ": " + text.error().message);
+    auto added = ring.add(static_cast<uint16_t>(k.id), wire::asBytes(*text));
+    std::fill(text->begin(), text->end(), '\0');
+    if (!added) return fail(added.error().code, "key " + std::to_string(k.id) + " (" + path + "): " + added.error().message);
+  }
+  if (auto a = ring.setActive(static_cast<uint16_t>(cfg.cluster.active_key)); !a) return fail(a.error());
+  return ring;
+}
+
+Result<std::unique_ptr<ClusterNode>> ClusterNode::create(
+    NodeEnv env, const config::Config& cfg, std::string self,
+    std::vector<std::unique_ptr<resources::Resource>> resources) {
+  const config::Node* me = cfg.findNode(self);
+  if (!me) {
+    return fail(ErrorCode::kInvalidArgument,
+                "this node is \"" + self + "\", which is not a [[node]] in " + cfg.source +
+                    "; name the node as corosync.conf does, or start tandemd with --node");
+  }
+  auto keys = loadKeyRing(cfg);
+  if (!keys) return fail(keys.error());
+  election::CoreConfig cc;
+  cc.self = self;
+  cc.priority = me->priority;
+  for (const auto& n : cfg.nodes) {
+    if (n.name != self) cc.peers[n.name] = n.priority;
+  }
+  cc.heartbeat_interval = cfg.cluster.heartbeat_interval;
+  cc.dead_time = cfg.cluster.dead_time;
+  cc.policy = election::Policy{cfg.cluster.failback, cfg.cluster.failback_delay};
+  cc.fencing = cfg.cluster.fence.command.has_value();
+  election::Startup st = readStartup(env.state_dir + "/role");
+  for (const auto& r : resources) st.resources_present = st.resources_present || r->present();
+
+  std::unique_ptr<ClusterNode> node(new ClusterNode(std::move(env), cfg, std::move(self),
+                                                    std::move(*keys), cc, st,
+                                                    std::move(resources)));
+  uint16_t port = node->env_.udp_port.value_or(cfg.cluster.heartbeat_port);
+  ClusterNode* raw = node.get();
+  auto udp = UdpLink::open(node->dispatcher_, port,
+                           [raw](std::span<const uint8_t> f, const IpAddress&) {
+                             raw->onFrame(f, "udp");
+                           });
+  if (!udp) return fail(udp.error());
+  node->udp_ = std::move(*udp);
+  std::vector<Endpoint> peers;
+  for (const auto& n : cfg.nodes) {
+    if (n.name == node->self_) continue;
+    std::optional<IpAddress> addr = n.address;
+    for (const auto& e : node->env_.nodelist) {
+      if (e.name == n.name) {
+        node->peer_nodeids_[n.name] = e.nodeid;
+        if (!addr) addr = IpAddress::parse(e.ring0_addr);
+      }
+    }
+    if (!addr) {
+      node->env_.log(Severity::kWarning,
+                     "no address for peer node=" + n.name +
+                         "; fast heartbeats to it are off, only CPG carries them (set node.address)");
+      continue;
+    }
+    peers.push_back(Endpoint{*addr, port});
+  }
+  node->udp_->setPeers(std::move(peers));
+  return node;
+}
+
+ClusterNode::ClusterNode(NodeEnv env, const config::Config& cfg, std::string self,
+                         wire::KeyRing keys, election::CoreConfig core_cfg,
+                         election::Startup startup,
+                         std::vector<std::unique_ptr<resources::Resource>> resources)
+    : dispatcher_(env.dispatcher),
+      env_(std::move(env)),
+      cluster_(cfg.cluster.name),
+      self_(std::move(self)),
+      cluster_cfg_(cfg.cluster),
+      keys_(std::move(keys)),
+      sealer_(cluster_, self_, env_.incarnation),
+      receiver_(cluster_, [&] {
+        wire::NodeSet peers;
+        for (const auto& n : cfg.nodes) {
+          if (n.name != self_) peers.insert(n.name);
+        }
+        return peers;
+      }()),
+      core_(std::move(core_cfg), env_.dispatcher.now(), startup),
+      chain_(env_.dispatcher, std::move(resources)) {
+  beat_timer_ = dispatcher_.createTimer([this] {
+    sendHeartbeat(true, false);
+    beat_timer_->arm(cluster_cfg_.heartbeat_interval);
+  });
+  group_timer_ = dispatcher_.createTimer([this] {
+    sendHeartbeat(false, true);
+    group_timer_->arm(cluster_cfg_.group_heartbeat_interval);
+  });
+  deadline_timer_ = dispatcher_.createTimer([this] { handle(core_.onTick(now())); });
+  monitor_timer_ = dispatcher_.createTimer([this] {
+    if (core_.role() == election::Role::kActive) {
+      chain_.monitorAll([this](Result<void> r) {
+        if (!r) handle(core_.onResourceFailed(now(), r.error().message));
+      });
+    }
+    monitor_timer_->arm(Millis(2000));
+  });
+}
+
+ClusterNode::~ClusterNode() {
+  fence_.reset();
+  bus_.reset();
+}
+
+Result<void> ClusterNode::start() {
+  ::mkdir(env_.state_dir.c_str(), 0755);
+  auto bus = env_.make_bus(*this);
+  if (!bus) return fail(bus.error());
+  bus_ = std::move(*bus);
+  env_.log(Severity::kNotice, "cluster node starting node=" + self_ + " cluster=" + cluster_ +
+                                  " incarnation=" + std::to_string(env_.incarnation) +
+                                  " udp_port=" + std::to_string(udp_->port()));
+  handle(core_.onTick(now()));
+  beat_timer_->arm(Millis(0));
+  group_timer_->arm(Millis(0));
+  monitor_timer_->arm(Millis(2000));
+  return Result<void>();
+}
+
+void ClusterNode::onQuorum(bool quorate) { handle(core_.onQuorum(now(), quorate)); }
+void ClusterNode::setStandby(bool on) { handle(core_.onStandby(now(), on)); }
+void ClusterNode::clearFailures() { handle(core_.onClearFailures(now())); }
+
+void ClusterNode::move(const std::string& target) {
+  // The wall clock orders moves made on different nodes; a counter breaks ties within one.
+  auto wall = std::chrono::duration_cast<Millis>(
+                  std::chrono::system_clock::now().time_since_epoch()).count();
+  move_generation_ = std::max(move_generation_ + 1, static_cast<uint64_t>(wall));
+  move_generation_ = std::max(move_generation_, core_.heartbeat().move_generation + 1);
+  handle(core_.onMove(now(), target, move_generation_));
+}
+
+election::CoreStatus ClusterNode::status() const { return core_.status(dispatcher_.now()); }
+
+void ClusterNode::handle(const election::Actions& actions) {
+  using K = election::Action::Kind;
+  for (const election::Action& a : actions) {
+    switch (a.kind) {
+      case K::kStartResources:
+        chain_.startAll([this](Result<void> r) {
+          handle(r ? core_.onResourcesStarted(now()) : core_.onResourceFailed(now(), r.error().message));
+        });
+        break;
+      case K::kStopResources:
+        chain_.stopAll([this](Result<void> r) {
+          handle(r ? core_.onResourcesStopped(now()) : core_.onResourceFailed(now(), r.error().message));
+        });
+        break;
+      case K::kRunFence: runFence(a.text); break;
+      case K::kCancelFence: fence_.reset(); break;
+      case K::kSendHeartbeat: sendHeartbeat(true, true); break;
+      case K::kSendRelease: sendRelease(a.text); break;
+      case K::kReannounce:
+        env_.log(Severity::kNotice, "re-announcing resources after a conflict node=" + self_ +
+                                        " peer=" + a.text);
+        break;
+      case K::kPersistRole: persistRole(a.text); break;
+      case K::kLog: env_.log(Severity::kNotice, a.text); break;
+      case K::kAlarm: env_.log(Severity::kError, "ALARM node=" + self_ + " " + a.text); break;
+    }
+  }
+  armDeadline();
+}
+
+void ClusterNode::armDeadline() {
+  auto next = core_.nextDeadline();
+  if (!next) {
+    deadline_timer_->cancel();
+    return;
+  }
+  auto delay = std::chrono::duration_cast<Millis>(*next - now());
+  // +1 ms: a deadline is "at or after"; a timer a hair early would only re-arm for zero.
+  deadline_timer_->arm(std::max(Millis(0), delay) + Millis(1));
+}
+
+void ClusterNode::sendHeartbeat(bool udp, bool group) {
+  wire::Heartbeat hb = toWire(core_.heartbeat());
+  // Separate seals: each copy has its own sequence number, so neither looks like a replay.
+  if (udp) {
+    auto bytes = sealer_.sealHeartbeat(hb, keys_);
+    if (bytes) udp_->send(*bytes);
+  }
+  if (group && bus_ && bus_->connected()) {
+    auto bytes = sealer_.sealHeartbeat(hb, keys_);
+    if (bytes) (void)bus_->send(*bytes);
+  }
+}
+
+void ClusterNode::sendRelease(const std::string& target) {
+  wire::Release rel{wire::ReleaseKind::kReleased, target, core_.heartbeat().epoch};
+  auto udp_copy = sealer_.sealRelease(rel, keys_);
+  if (udp_copy) udp_->send(*udp_copy);
+  if (bus_ && bus_->connected()) {
+    auto group_copy = sealer_.sealRelease(rel, keys_);
+    if (group_copy) (void)bus_->send(*group_copy);
+  }
+}
+
+void ClusterNode::onFrame(std::span<const uint8_t> bytes, const std::string& path) {
+  wire::Checked<wire::Message> m = receiver_.receive(bytes, keys_);
+  if (!m) {
+    env_.log(Severity::kDebug, "frame rejected path=" + path + " reason=" +
+                                   std::string(wire::name(m.rejection())));
+    return;
+  }
+  if (const auto* hb = std::get_if<wire::Heartbeat>(&m->body)) {
+    handle(core_.onHeartbeat(now(), fromWire(m->frame, *hb)));
+  } else if (const auto* rel = std::get_if<wire::Release>(&m->body)) {
+    if (rel->kind == wire::ReleaseKind::kReleased) handle(core_.onRelease(now(), m->frame.sender));
+  }
+}
+
+void ClusterNode::runFence(const std::string& peer) {
+  const config::Fence& f = cluster_cfg_.fence;
+  if (!f.command) {
+    handle(core_.onFenceResult(now(), false, "no fence command is configured"));
+    return;
+  }
+  env_.log(Severity::kWarning, "fencing peer=" + peer + " before taking over from it");
+  process::CommandLine cmd{f.command->argv, f.command->via_shell};
+  auto h = env_.children.run(cmd, {"TANDEM_PEER=" + peer, "TANDEM_CLUSTER=" + cluster_},
+                             f.timeout, [this, peer](process::ChildResult r) {
+                               env_.log(r.ok() ? Severity::kNotice : Severity::kError,
+                                        "fence peer=" + peer + " result=\"" + r.describe() +
+                                            "\" output=\"" + r.output.substr(0, 200) + "\"");
+                               handle(core_.onFenceResult(now(), r.ok(), r.describe()));
+                             });
+  if (!h) {
+    handle(core_.onFenceResult(now(), false, h.error().message));
+    return;
+  }
+  fence_ = std::move(*h);
+}
+
+void ClusterNode::persistRole(const std::string& role) {
+  auto r = resources::writeFileAtomically(
+      env_.state_dir + "/role", role + " " + std::to_string(core_.heartbeat().epoch) + "\n");
+  if (!r) env_.log(Severity::kWarning, "cannot persist the role: " + r.error().message);
+}
+
+std::optional<std::string> ClusterNode::nameOf(uint32_t nodeid) const {
+  return corosync::nodeNameFor(env_.nodelist, nodeid);
+}
+
+void ClusterNode::onMessage(uint32_t nodeid, uint32_t pid, std::span<const uint8_t> bytes) {
+  if (bus_ && bus_->localNodeId() == nodeid && pid == static_cast<uint32_t>(::getpid())) return;
+  onFrame(bytes, "cpg");
+}
+
+void ClusterNode::onGroupChange(const corosync::GroupChange& change) {
+  for (const auto& left : change.left) {
+    auto name = nameOf(left.member.nodeid);
+    if (!name || *name == self_) continue;
+    // A new daemon on that node may already be in the group under another pid.
+    bool still_there = false;
+    for (const auto& m : change.members) still_there = still_there || m.nodeid == left.member.nodeid;
+    if (still_there) continue;
+    switch (corosync::departureOf(left.reason)) {
+      case corosync::Departure::kDaemonOnly: handle(core_.onDaemonLeft(now(), *name)); break;
+      case corosync::Departure::kWholeNode: handle(core_.onNodeLeft(now(), *name)); break;
+      case corosync::Departure::kUnknown: break;
+    }
+  }
+}
+
+void ClusterNode::onMembership(const corosync::RingMembership& ring) {
+  for (const auto& [name, nodeid] : peer_nodeids_) {
+    if (std::find(ring.nodeids.begin(), ring.nodeids.end(), nodeid) == ring.nodeids.end()) {
+      handle(core_.onNodeLeft(now(), name));
+    }
+  }
+}
+
+void ClusterNode::onConnected() {
+  env_.log(Severity::kNotice, "joined the corosync group node=" + self_ + " group=" + cluster_cfg_.group);
+  sendHeartbeat(false, true);
+}
+
+void ClusterNode::onConnectionLost(const Error& cause, size_t discarded) {
+  // The node keeps its role: the UDP path still carries heartbeats, and the kernel still
+  // holds the resources. Reconnecting is the bus's job.
+  env_.log(Severity::kWarning, "lost corosync node=" + self_ + " role=" +
+                                   std::string(election::roleName(core_.role())) + " cause=\"" +
+                                   cause.message + "\" discarded=" + std::to_string(discarded) +
+                                   "; keeping the role, heartbeats continue over UDP");
+}
+
+void ClusterNode::onConnectFailed(const Error& cause, Millis retry_in) {
+  env_.log(Severity::kInfo, "corosync not reachable cause=\"" + cause.message +
+                                "\" retry_ms=" + std::to_string(retry_in.count()));
+}
+
+}  // namespace tandem::cluster

@@ -1,0 +1,116 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/resource_chain.h"
+#include "corosync/group_bus.h"
+#include "corosync/nodelist.h"
+#include "election/cluster_core.h"
+#include "loop/dispatcher.h"
+#include "process/child_runner.h"
+#include "wire/key_ring.h"
+#include "wire/receiver.h"
+#include "wire/sealer.h"
+
+namespace tandem::cluster {
+
+class UdpLink;
+
+enum class Severity { kError, kWarning, kNotice, kInfo, kDebug };
+using LogSink = std::function<void(Severity, const std::string&)>;
+
+// What the shell hands the node: the OS pieces, built by tandemd's main (or by a test).
+struct NodeEnv {
+  loop::Dispatcher& dispatcher;
+  process::ChildRunner& children;
+  LogSink log;
+  // Builds the group bus with the node as its listener (CpgBus in production).
+  std::function<Result<std::unique_ptr<corosync::GroupBus>>(corosync::GroupBusListener&)> make_bus;
+  std::vector<corosync::NodelistEntry> nodelist;  // corosync's, to name CPG members
+  uint64_t incarnation = 0;                       // wire::makeIncarnation(now, random)
+  std::string state_dir;                          // where the role file lives
+  std::optional<uint16_t> udp_port;               // override of cluster.heartbeat_port (tests)
+};
+
+// One director's part in the cluster: the pure ClusterCore driven from the loop. Heartbeats go
+// out on UDP every heartbeat_interval and over CPG every group_heartbeat_interval, signed;
+// frames from either path are verified and handed to the core; the core's actions start and
+// stop the resource chain, run the fence command, persist the role and log.
+class ClusterNode final : public corosync::GroupBusListener {
+ public:
+  // Loads the keys, opens the UDP port, reads the persisted role; fails with a message that
+  // says what to fix (a key file, a busy port, a node missing from the config).
+  [[nodiscard]] static Result<std::unique_ptr<ClusterNode>> create(
+      NodeEnv env, const config::Config& cfg, std::string self,
+      std::vector<std::unique_ptr<resources::Resource>> resources);
+  ~ClusterNode() override;
+
+  // Joins the group and begins heartbeating.
+  [[nodiscard]] Result<void> start();
+
+  void onQuorum(bool quorate);
+  // Operator requests (from the admin channel).
+  void setStandby(bool on);
+  void move(const std::string& target);  // "" clears
+  void clearFailures();
+
+  election::CoreStatus status() const;
+  const wire::FrameCounters& frameCounters() const { return receiver_.counters(); }
+  election::Role role() const { return core_.role(); }
+  const std::string& clusterName() const { return cluster_; }
+
+  // GroupBusListener
+  void onMessage(uint32_t nodeid, uint32_t pid, std::span<const uint8_t> bytes) override;
+  void onGroupChange(const corosync::GroupChange& change) override;
+  void onMembership(const corosync::RingMembership& ring) override;
+  void onConnected() override;
+  void onConnectionLost(const Error& cause, size_t discarded) override;
+  void onConnectFailed(const Error& cause, Millis retry_in) override;
+
+ private:
+  ClusterNode(NodeEnv env, const config::Config& cfg, std::string self, wire::KeyRing keys,
+              election::CoreConfig core_cfg, election::Startup startup,
+              std::vector<std::unique_ptr<resources::Resource>> resources);
+
+  void handle(const election::Actions& actions);
+  void onFrame(std::span<const uint8_t> bytes, const std::string& path);
+  void sendHeartbeat(bool udp, bool group);
+  void sendRelease(const std::string& target);
+  void broadcast(const Result<wire::Bytes>& udp_copy, const Result<wire::Bytes>& group_copy);
+  void runFence(const std::string& peer);
+  void persistRole(const std::string& role);
+  void armDeadline();
+  std::optional<std::string> nameOf(uint32_t nodeid) const;
+  election::Time now() const { return dispatcher_.now(); }
+
+  loop::Dispatcher& dispatcher_;
+  NodeEnv env_;
+  std::string cluster_;
+  std::string self_;
+  config::Cluster cluster_cfg_;
+  wire::KeyRing keys_;
+  wire::FrameSealer sealer_;
+  wire::FrameReceiver receiver_;
+  election::ClusterCore core_;
+  resources::ResourceChain chain_;
+  std::unique_ptr<UdpLink> udp_;
+  std::unique_ptr<corosync::GroupBus> bus_;
+  std::unique_ptr<loop::Timer> beat_timer_;
+  std::unique_ptr<loop::Timer> group_timer_;
+  std::unique_ptr<loop::Timer> deadline_timer_;
+  std::unique_ptr<loop::Timer> monitor_timer_;
+  std::unique_ptr<process::ChildHandle> fence_;
+  std::map<std::string, uint32_t> peer_nodeids_;
+  uint64_t move_generation_ = 0;
+};
+
+// Reads the configured key files into a ring (relative paths against the config's directory).
+[[nodiscard]] Result<wire::KeyRing> loadKeyRing(const config::Config& cfg);
+
+}  // namespace tandem::cluster
