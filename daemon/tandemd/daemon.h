@@ -1,0 +1,75 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/duration.h"
+#include "common/result.h"
+#include "config/config.h"
+#include "config/diagnostics.h"
+#include "config/file_system.h"
+#include "loop/dispatcher.h"
+#include "tandemd/logger.h"
+#include "tandemd/notifier.h"
+
+namespace tandem::tandemd {
+
+struct DaemonOptions {
+  std::string config_path;
+  // WATCHDOG_USEC: the service manager kills the daemon after this long without a ping, so
+  // pings go out at half of it. Unset: no watchdog.
+  std::optional<Millis> watchdog_period;
+  // Set when tandemd forked away from the process the service manager started, so that
+  // READY=1 names the process to supervise.
+  std::optional<int> main_pid;
+};
+
+// The daemon process as an object: the running config, the signals, readiness and the
+// watchdog. The cluster core will hang off it. Everything it touches comes in through the
+// constructor, so tests drive it on simulated time; it never blocks and never sleeps.
+class Daemon {
+ public:
+  Daemon(loop::Dispatcher& dispatcher, Notifier& notifier, Logger& logger,
+         const config::FileSystem& files, DaemonOptions options);
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Loads the config, watches TERM, INT and HUP, sends READY=1 with a STATUS= and starts the
+  // watchdog. An invalid config is logged diagnostic by diagnostic and fails the start; the
+  // process then exits 1.
+  [[nodiscard]] Result<void> start();
+
+  // The running config; only after start() succeeded.
+  const config::Config& config() const { return *config_; }
+  // 1 for the config start() loaded, one more for each reload that was accepted.
+  uint64_t generation() const { return generation_; }
+  bool stopping() const { return stopping_; }
+
+ private:
+  void reload();
+  void stop(loop::Signal why);
+  void pingWatchdog();
+  void logDiagnostics(const config::Diagnostics& diagnostics);
+  void applyLogLevel();
+  // "config generation 2: cluster prod, 3 nodes", for STATUS=.
+  std::string describeRunning() const;
+  // "generation=2 cluster=prod nodes=3 vips=1 services=2", for log lines.
+  std::string runningContext() const;
+
+  loop::Dispatcher& dispatcher_;
+  Notifier& notifier_;
+  Logger& logger_;
+  const config::FileSystem& files_;
+  DaemonOptions options_;
+
+  std::optional<config::Config> config_;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+  Millis watchdog_interval_{0};
+  std::unique_ptr<loop::Timer> watchdog_timer_;
+  std::vector<std::unique_ptr<loop::SignalWatch>> signal_watches_;
+};
+
+}  // namespace tandem::tandemd

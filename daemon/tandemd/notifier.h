@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string_view>
+
+namespace tandem::tandemd {
+
+// The service manager's readiness protocol (sd_notify(3)). One call sends one message of
+// newline-separated VAR=value assignments, so READY=1 and its STATUS= arrive together.
+class Notifier {
+ public:
+  virtual ~Notifier() = default;
+  // Best effort: without a service manager listening there is nobody to tell.
+  virtual void notify(std::string_view state) = 0;
+};
+
+}  // namespace tandem::tandemd

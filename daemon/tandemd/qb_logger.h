@@ -1,0 +1,29 @@
+#pragma once
+
+#include "tandemd/logger.h"
+
+namespace tandem::tandemd {
+
+// Logger over libqb's qb_log, the logging corosync and pacemaker use: the journal (or syslog
+// where libqb has no journal support) always, stderr while it is a terminal or a file a human
+// reads. One per process: qb_log is process-global.
+class QbLogger final : public Logger {
+ public:
+  // to_stderr: also log to stderr, unless stderr is already the journal (systemd sets
+  // JOURNAL_STREAM), where every line would appear twice.
+  explicit QbLogger(bool to_stderr);
+  ~QbLogger() override;
+  QbLogger(const QbLogger&) = delete;
+  QbLogger& operator=(const QbLogger&) = delete;
+
+  void log(LogLevel level, std::string_view line) override;
+  void setLevel(LogLevel level) override;
+  // After daemonizing stderr is /dev/null.
+  void stopLoggingToStderr();
+
+ private:
+  LogLevel level_ = LogLevel::kInfo;
+  bool to_stderr_;
+};
+
+}  // namespace tandem::tandemd
