@@ -341,6 +341,7 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
   bool me = d.winner == config_.self;
   if (role_ == Role::kBackup) {
     if (!me || someoneElseHolds() || fence_blocked_) return std::nullopt;
+    if (settling(now)) return std::nullopt;
     last_reason_ = d.reason;
     if (lost_holder_ && config_.fencing) return RoleEvent::kElectedNeedsFence;
     return RoleEvent::kElected;
@@ -352,7 +353,27 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
   return std::nullopt;
 }
 
+bool ClusterCore::settling(Time now) const {
+  // Right after this node became BACKUP (a start, quorum regained), a preferred peer may be
+  // leaving FAULT or INIT at the same moment; its next heartbeat says so. Taking over before
+  // it would hand the service back at the next failback, so wait two heartbeats for it. A peer
+  // that is lost is not waited for: that takeover is the point.
+  if (!backup_since_ || now - *backup_since_ >= 2 * config_.heartbeat_interval) return false;
+  for (const auto& [name, p] : peers_) {
+    if (!p.alive || !p.last || p.last->priority <= config_.priority) continue;
+    Candidate c;
+    c.standby = p.last->standby;
+    c.quorate = p.last->quorate;
+    c.tiebreaker_ok = p.last->tiebreaker_ok;
+    c.health = p.last->health;
+    c.fault = p.last->role == WireRole::kFault;
+    if (!eligible(c) || p.last->role == WireRole::kInit) return true;
+  }
+  return false;
+}
+
 void ClusterCore::evaluate(Time now, Actions& out) {
+  now_hint_ = std::max(now_hint_, now);
   expirePeers(now, out);
   // Each event moves the machine; a few in a row settle it (e.g. released, then standby).
   for (int i = 0; i < 8; ++i) {
@@ -461,6 +482,9 @@ std::optional<Time> ClusterCore::nextDeadline() const {
   }
   if (config_.policy.failback != config::FailbackPolicy::kManual && backup_since_) {
     consider(*backup_since_ + config_.policy.failback_delay);
+  }
+  if (backup_since_ && *backup_since_ + 2 * config_.heartbeat_interval > now_hint_) {
+    consider(*backup_since_ + 2 * config_.heartbeat_interval);
   }
   return next;
 }

@@ -110,6 +110,7 @@ class ClusterCore {
   Candidate selfCandidate(Time now) const;
   bool selfFit() const;
   bool someoneElseHolds() const;
+  bool settling(Time now) const;
   std::optional<std::string> activeView() const;
   WireRole wireRole() const;
   Actions finish(Time now, Actions out);
@@ -132,6 +133,7 @@ class ClusterCore {
   std::optional<std::string> lost_holder_;
   std::map<std::string, PeerState> peers_;
   std::string last_reason_;
+  Time now_hint_{};  // the latest `now` seen, so nextDeadline() skips deadlines in the past
 };
 
 }  // namespace tandem::election

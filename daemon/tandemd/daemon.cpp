@@ -60,12 +60,26 @@ Result<void> Daemon::start() {
   const std::pair<loop::Signal, std::function<void()>> handlers[] = {
       {loop::Signal::kTerminate, [this] { stop(loop::Signal::kTerminate); }},
       {loop::Signal::kInterrupt, [this] { stop(loop::Signal::kInterrupt); }},
-      {loop::Signal::kHangup, [this] { reload(); }},
+      {loop::Signal::kHangup, [this] { reloadConfig(); }},
   };
   for (const auto& [sig, handler] : handlers) {
     auto watch = dispatcher_.onSignal(sig, handler);
     if (!watch) return fail(watch.error());
     signal_watches_.push_back(std::move(*watch));
+  }
+
+  if (options_.make_cluster) {
+    auto node = options_.make_cluster(*config_);
+    if (!node) {
+      logger_.log(LogLevel::kError, "cannot join the cluster: " + node.error().message);
+      notifier_.notify("STATUS=Not started: " + node.error().message);
+      return fail(node.error());
+    }
+    cluster_ = std::move(*node);
+    if (auto s = cluster_->start(); !s) {
+      logger_.log(LogLevel::kError, "cannot join the cluster: " + s.error().message);
+      return fail(s.error());
+    }
   }
 
   std::string started = "started " + kv("file", options_.config_path) + " " + runningContext();
@@ -85,7 +99,7 @@ Result<void> Daemon::start() {
   return {};
 }
 
-void Daemon::reload() {
+void Daemon::reloadConfig() {
   if (stopping_) return;
   logger_.log(LogLevel::kNotice, "reload requested signal=HUP " + kv("file", options_.config_path));
   // Type=notify-reload (systemd 253+) wants MONOTONIC_USEC= with RELOADING=1 to tell this reload
@@ -122,8 +136,80 @@ void Daemon::stop(loop::Signal why) {
   stopping_ = true;
   logger_.log(LogLevel::kNotice, "stopping " + kv("signal", signal));
   notifier_.notify("STOPPING=1\nSTATUS=Stopping on " + signal);
+  if (cluster_ && election::holdsResources(cluster_->role())) {
+    // A clean stop is a planned handover: release in reverse order and tell the peers, so the
+    // next ACTIVE takes over at once instead of after dead_time.
+    logger_.log(LogLevel::kNotice, "handing over before stopping " +
+                                       kv("timeout", formatDuration(options_.stop_timeout)));
+    cluster_->setStandby(true);
+    stop_deadline_ = dispatcher_.now() + options_.stop_timeout;
+    stop_timer_ = dispatcher_.createTimer([this] {
+      if (!election::holdsResources(cluster_->role()) || dispatcher_.now() >= stop_deadline_) {
+        finishStop();
+      } else {
+        stop_timer_->arm(Millis(20));
+      }
+    });
+    stop_timer_->arm(Millis(20));
+    return;
+  }
+  finishStop();
+}
+
+void Daemon::finishStop() {
   if (watchdog_timer_) watchdog_timer_->cancel();
   dispatcher_.stop();
+}
+
+nlohmann::json Daemon::status() {
+  if (!cluster_) {
+    return {{"cluster", config_ ? config_->cluster.name : ""}, {"local_node", nullptr},
+            {"active", nullptr}, {"quorate", false}, {"nodes", nlohmann::json::array()}};
+  }
+  ipc::FrameStats stats;
+  const wire::FrameCounters& c = cluster_->frameCounters();
+  stats.accepted = c.accepted;
+  for (wire::Rejection r : wire::kAllRejections) stats.rejected[std::string(wire::name(r))] = c.of(r);
+  nlohmann::json j = ipc::statusJson(cluster_->clusterName(), cluster_->status(), stats);
+  j["config_generation"] = generation_;
+  return j;
+}
+
+Result<nlohmann::json> Daemon::standby(const std::string& node, bool on) {
+  if (!cluster_) return fail(ErrorCode::kUnavailable, "this tandemd runs without a cluster");
+  std::string self = cluster_->status().local_node;
+  if (!node.empty() && node != self) {
+    return fail(ErrorCode::kInvalidArgument,
+                "this is " + self + "; put " + node + " in standby on " + node + " itself");
+  }
+  logger_.log(LogLevel::kNotice, std::string("operator standby ") + (on ? "on" : "off") + " " +
+                                     kv("node", self));
+  cluster_->setStandby(on);
+  return nlohmann::json{{"node", self}, {"standby", on}};
+}
+
+Result<nlohmann::json> Daemon::move(const std::string& target) {
+  if (!cluster_) return fail(ErrorCode::kUnavailable, "this tandemd runs without a cluster");
+  if (!target.empty() && !config_->findNode(target)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "\"" + target + "\" is not a [[node]] in " + options_.config_path);
+  }
+  logger_.log(LogLevel::kNotice, "operator move " + kv("target", target.empty() ? "-" : target));
+  cluster_->move(target);
+  return nlohmann::json{{"target", target.empty() ? nlohmann::json(nullptr) : nlohmann::json(target)}};
+}
+
+Result<nlohmann::json> Daemon::clear() {
+  if (!cluster_) return fail(ErrorCode::kUnavailable, "this tandemd runs without a cluster");
+  cluster_->clearFailures();
+  cluster_->move("");
+  return nlohmann::json{{"cleared", true}};
+}
+
+Result<nlohmann::json> Daemon::reload() {
+  uint64_t before = generation_;
+  reloadConfig();
+  return nlohmann::json{{"generation", generation_}, {"accepted", generation_ != before}};
 }
 
 void Daemon::pingWatchdog() {

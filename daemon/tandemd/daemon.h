@@ -5,11 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_node.h"
 #include "common/duration.h"
 #include "common/result.h"
 #include "config/config.h"
 #include "config/diagnostics.h"
 #include "config/file_system.h"
+#include "ipc/admin_handler.h"
+#include "ipc/status_json.h"
 #include "loop/dispatcher.h"
 #include "tandemd/logger.h"
 #include "tandemd/notifier.h"
@@ -24,12 +27,17 @@ struct DaemonOptions {
   // Set when tandemd forked away from the process the service manager started, so that
   // READY=1 names the process to supervise.
   std::optional<int> main_pid;
+  // Builds this node's part in the cluster from the running config (the shell passes the real
+  // corosync, sockets and children; a test may leave it unset for a daemon without a cluster).
+  std::function<Result<std::unique_ptr<cluster::ClusterNode>>(const config::Config&)> make_cluster;
+  // A clean stop hands the services over first; this long at most.
+  Millis stop_timeout{10000};
 };
 
 // The daemon process as an object: the running config, the signals, readiness and the
 // watchdog. The cluster core will hang off it. Everything it touches comes in through the
 // constructor, so tests drive it on simulated time; it never blocks and never sleeps.
-class Daemon {
+class Daemon final : public ipc::AdminHandler {
  public:
   Daemon(loop::Dispatcher& dispatcher, Notifier& notifier, Logger& logger,
          const config::FileSystem& files, DaemonOptions options);
@@ -46,10 +54,19 @@ class Daemon {
   // 1 for the config start() loaded, one more for each reload that was accepted.
   uint64_t generation() const { return generation_; }
   bool stopping() const { return stopping_; }
+  cluster::ClusterNode* clusterNode() { return cluster_.get(); }
+
+  // ipc::AdminHandler: what `tandem` asks for.
+  nlohmann::json status() override;
+  Result<nlohmann::json> standby(const std::string& node, bool on) override;
+  Result<nlohmann::json> move(const std::string& target) override;
+  Result<nlohmann::json> clear() override;
+  Result<nlohmann::json> reload() override;
 
  private:
-  void reload();
+  void reloadConfig();
   void stop(loop::Signal why);
+  void finishStop();
   void pingWatchdog();
   void logDiagnostics(const config::Diagnostics& diagnostics);
   void applyLogLevel();
@@ -70,6 +87,9 @@ class Daemon {
   Millis watchdog_interval_{0};
   std::unique_ptr<loop::Timer> watchdog_timer_;
   std::vector<std::unique_ptr<loop::SignalWatch>> signal_watches_;
+  std::unique_ptr<cluster::ClusterNode> cluster_;
+  std::unique_ptr<loop::Timer> stop_timer_;
+  loop::MonoTime stop_deadline_{};
 };
 
 }  // namespace tandem::tandemd

@@ -9,7 +9,19 @@
 #include <optional>
 #include <string>
 
+#include <openssl/rand.h>
+
+#include <chrono>
+
+#include "cluster/cluster_node.h"
 #include "config/config_loader.h"
+#include "core/state_file_resource.h"
+#include "corosync/cmap_nodelist.h"
+#include "corosync/cpg_bus.h"
+#include "corosync/quorum_watch.h"
+#include "ipc/ipc_server.h"
+#include "ipc/posix_user_db.h"
+#include "process/posix_child_runner.h"
 #include "loop/qb_dispatcher.h"
 #include "tandemd/daemon.h"
 #include "tandemd/daemonize.h"
@@ -38,7 +50,43 @@ int checkConfig(const std::string& path) {
   return kExitOk;
 }
 
-int runDaemon(std::string path, bool foreground) {
+// Forwards votequorum's flag to the cluster node; lives as long as the daemon.
+class QuorumForwarder final : public corosync::QuorumListener {
+ public:
+  explicit QuorumForwarder(tandemd::Logger& logger) : logger_(logger) {}
+  void attach(cluster::ClusterNode* node) { node_ = node; }
+  void onQuorum(bool quorate) override {
+    if (node_) node_->onQuorum(quorate);
+  }
+  void onConnectionLost(const Error& cause) override {
+    logger_.log(tandemd::LogLevel::kWarning, "lost votequorum: " + cause.message);
+  }
+
+ private:
+  tandemd::Logger& logger_;
+  cluster::ClusterNode* node_ = nullptr;
+};
+
+tandemd::LogLevel levelOf(cluster::Severity s) {
+  switch (s) {
+    case cluster::Severity::kError: return tandemd::LogLevel::kError;
+    case cluster::Severity::kWarning: return tandemd::LogLevel::kWarning;
+    case cluster::Severity::kNotice: return tandemd::LogLevel::kNotice;
+    case cluster::Severity::kInfo: return tandemd::LogLevel::kInfo;
+    case cluster::Severity::kDebug: return tandemd::LogLevel::kDebug;
+  }
+  return tandemd::LogLevel::kInfo;
+}
+
+uint64_t newIncarnation() {
+  uint16_t random = 0;
+  RAND_bytes(reinterpret_cast<unsigned char*>(&random), sizeof random);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch()).count();
+  return wire::makeIncarnation(static_cast<uint64_t>(ms), random);
+}
+
+int runDaemon(std::string path, bool foreground, const std::string& node_name) {
   // Reloads re-read the path after the daemon has left the directory it was started in.
   std::error_code ec;
   if (auto abs = std::filesystem::absolute(path, ec); !ec) path = abs.lexically_normal().string();
@@ -70,10 +118,62 @@ int runDaemon(std::string path, bool foreground) {
   options.watchdog_period = tandemd::SystemdNotifier::watchdogPeriod();
   if (detached) options.main_pid = static_cast<int>(::getpid());
 
+  process::PosixChildRunner children(**dispatcher);
+  QuorumForwarder quorum_forwarder(logger);
+  std::unique_ptr<corosync::QuorumWatch> quorum;
+  options.make_cluster = [&](const config::Config& cfg)
+      -> Result<std::unique_ptr<cluster::ClusterNode>> {
+    loop::Dispatcher& d = **dispatcher;
+    cluster::NodeEnv env{d, children,
+                         [&logger](cluster::Severity s, const std::string& line) {
+                           logger.log(levelOf(s), line);
+                         },
+                         [&d, group = cfg.cluster.group](corosync::GroupBusListener& l)
+                             -> Result<std::unique_ptr<corosync::GroupBus>> {
+                           auto bus = corosync::CpgBus::create(d, l, group);
+                           if (!bus) return fail(bus.error());
+                           return std::unique_ptr<corosync::GroupBus>(std::move(*bus));
+                         },
+                         {}, newIncarnation(), cfg.daemon.state_dir, std::nullopt};
+    if (auto nodes = corosync::readNodelist(); nodes) {
+      env.nodelist = std::move(*nodes);
+    } else {
+      logger.log(tandemd::LogLevel::kWarning,
+                 "cannot read corosync's nodelist yet (" + nodes.error().message +
+                     "); peers are reached at their node.address only");
+    }
+    std::vector<std::unique_ptr<resources::Resource>> res;
+    res.push_back(std::make_unique<resources::StateFileResource>(cfg.daemon.state_dir + "/holder",
+                                                                 node_name));
+    auto node = cluster::ClusterNode::create(std::move(env), cfg, node_name, std::move(res));
+    if (!node) return node;
+    quorum_forwarder.attach(node->get());
+    auto q = corosync::QuorumWatch::create(d, quorum_forwarder);
+    if (q) quorum = std::move(*q);
+    return node;
+  };
+
   int exit_code = kExitOk;
   {
     tandemd::Daemon daemon(**dispatcher, notifier, logger, files, options);
     auto started = daemon.start();
+    std::unique_ptr<ipc::IpcServer> ipc_server;
+    ipc::PosixUserDb users;
+    if (started) {
+      ipc::IpcServerOptions ipc_options;
+      ipc_options.name = daemon.config().control.ipc_name;
+      ipc_options.group = daemon.config().control.group;
+      ipc_options.audit = [&logger](std::string_view line) {
+        logger.log(tandemd::LogLevel::kNotice, std::string(line));
+      };
+      auto server = ipc::IpcServer::create(**dispatcher, daemon, users, ipc_options);
+      if (server) {
+        ipc_server = std::move(*server);
+      } else {
+        logger.log(tandemd::LogLevel::kError, "cannot serve `tandem`: " + server.error().message);
+        started = fail(server.error());
+      }
+    }
     if (!started) exit_code = kExitFailure;
     if (detached) {
       if (started) logger.stopLoggingToStderr();
@@ -93,11 +193,15 @@ int main(int argc, char** argv) {
   std::string config_path(tandem::config::kDefaultConfigPath);
   bool foreground = false;
   bool check_only = false;
+  std::string node_name;
   app.add_option("-c,--config", config_path, "the config file")->capture_default_str();
   app.add_flag("-f,--foreground", foreground,
                "stay in the foreground and log to stderr (systemd units use this)");
   app.add_flag("--check-config", check_only,
                "load and validate the config, print its diagnostics, exit 0 if it is usable");
+  app.add_option("--node", node_name,
+                 "this director's [[node]] name (default: the host name, as corosync uses)")
+      ->envname("TANDEM_NODE");
   app.set_version_flag("--version", "tandemd " TANDEM_VERSION);
   try {
     app.parse(argc, argv);
@@ -110,5 +214,11 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   if (check_only) return checkConfig(config_path);
-  return runDaemon(config_path, foreground);
+  if (node_name.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    node_name = host;
+    if (auto dot = node_name.find('.'); dot != std::string::npos) node_name.resize(dot);
+  }
+  return runDaemon(config_path, foreground, node_name);
 }

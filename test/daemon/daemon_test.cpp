@@ -50,8 +50,11 @@ class DaemonTest : public ::testing::Test {
 
   Daemon& makeDaemon(std::optional<Millis> watchdog = std::nullopt,
                      std::optional<int> main_pid = std::nullopt) {
-    daemon_ = std::make_unique<Daemon>(sim_, notifier_, logger_, files_,
-                                       DaemonOptions{kPath, watchdog, main_pid});
+    DaemonOptions options;
+    options.config_path = kPath;
+    options.watchdog_period = watchdog;
+    options.main_pid = main_pid;
+    daemon_ = std::make_unique<Daemon>(sim_, notifier_, logger_, files_, options);
     return *daemon_;
   }
 

@@ -163,6 +163,7 @@ class TandemdProcessTest : public ::testing::Test {
     }
     env.push_back("NOTIFY_SOCKET=" + notify_path_);
     env.push_back("WATCHDOG_USEC=1000000");
+    env.push_back("TANDEM_NODE=a");  // the config's node; the host name is something else
     std::vector<std::string> argv_s = {TANDEMD_PATH};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;

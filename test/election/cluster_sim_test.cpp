@@ -229,3 +229,25 @@ TEST(ClusterSim, TiebreakerLossReleasesAndTheOtherSideTakesOver) {
 
 }  // namespace
 }  // namespace tandem::election
+
+namespace tandem::election {
+namespace {
+
+TEST(ClusterSim, QuorumGainedTogetherStillElectsThePreferredNode) {
+  sim::SimCluster c({{"lb1", 200}, {"lb2", 100}}, {});
+  c.start("lb1");
+  c.start("lb2");
+  for (std::string n : {"lb1", "lb2"}) {
+    c.act(n, [](ClusterCore& core, Time when) { return core.onQuorum(when, false); });
+  }
+  c.advance(std::chrono::seconds(3));
+  // Both learn of quorum at the same instant; lb2 hears first that lb1 is still in FAULT.
+  c.act("lb2", [](ClusterCore& core, Time when) { return core.onQuorum(when, true); });
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onQuorum(when, true); });
+  c.advance(std::chrono::seconds(5));
+  EXPECT_EQ(c.activeNodes(), std::vector<std::string>{"lb1"});
+  EXPECT_EQ(c.node("lb2").starts, 0) << "lb2 did not grab the service in between";
+}
+
+}  // namespace
+}  // namespace tandem::election
