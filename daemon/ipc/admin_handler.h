@@ -1,0 +1,28 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/result.h"
+
+namespace tandem::ipc {
+
+// What tandemd does for an admin request, implemented by the daemon. The IPC layer has
+// already decoded the request, checked its fields and authorised the caller; each method runs
+// on the event loop and must not block. A returned object's fields are added to {"ok": true};
+// an error becomes {"ok": false, "error": message, "code": ...}, so the message should say
+// what went wrong and what the operator can do about it.
+class AdminHandler {
+ public:
+  virtual ~AdminHandler() = default;
+
+  // The fields of the status schema in protocol.h.
+  virtual nlohmann::json status() = 0;
+  [[nodiscard]] virtual Result<nlohmann::json> standby(const std::string& node, bool on) = 0;
+  [[nodiscard]] virtual Result<nlohmann::json> move(const std::string& target) = 0;
+  // Clears failures (resource, fence) and a pending operator move.
+  [[nodiscard]] virtual Result<nlohmann::json> clear() = 0;
+  [[nodiscard]] virtual Result<nlohmann::json> reload() = 0;
+};
+
+}  // namespace tandem::ipc

@@ -1,0 +1,152 @@
+#include "ipc/ipc_server.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+
+namespace tandem::ipc {
+
+namespace {
+
+constexpr size_t kMaxNameLength = 64;  // libqb derives socket and /dev/shm names from it
+
+IpcServer* serverOf(qb_ipcs_connection_t* c) {
+  return static_cast<IpcServer*>(qb_ipcs_connection_service_context_get(c));
+}
+
+Peer* peerOf(qb_ipcs_connection_t* c) { return static_cast<Peer*>(qb_ipcs_context_get(c)); }
+
+}  // namespace
+
+Result<std::unique_ptr<IpcServer>> IpcServer::create(loop::Dispatcher& dispatcher,
+                                                     AdminHandler& handler, const UserDb& users,
+                                                     IpcServerOptions options) {
+  if (options.name.empty() || options.name.size() > kMaxNameLength ||
+      options.name.find('/') != std::string::npos) {
+    return fail(ErrorCode::kInvalidArgument, "ipc name \"" + options.name + "\" must be 1 to " +
+                                                 std::to_string(kMaxNameLength) +
+                                                 " characters without '/'");
+  }
+  auto policy = AccessPolicy::create(users, options.group);
+  if (!policy) return fail(policy.error());
+  auto adapter = QbPollAdapter::create(dispatcher);
+  if (!adapter) return fail(adapter.error());
+
+  std::unique_ptr<IpcServer> server(new IpcServer(
+      std::move(*adapter), AdminService(handler, std::move(*policy), std::move(options.audit)),
+      options.name));
+
+  qb_ipcs_service_handlers handlers{};
+  handlers.connection_accept = &IpcServer::onAccept;
+  handlers.connection_created = &IpcServer::onCreated;
+  handlers.msg_process = &IpcServer::onMessage;
+  handlers.connection_closed = &IpcServer::onClosed;
+  handlers.connection_destroyed = &IpcServer::onDestroyed;
+  // Sockets rather than shared-memory rings: no 3 MiB of /dev/shm per `tandem status`, and a
+  // datagram is exactly one message, which keeps a malformed one from spilling into the next.
+  qb_ipcs_service_t* s = qb_ipcs_create(server->name_.c_str(), 0, QB_IPC_SOCKET, &handlers);
+  if (s == nullptr) {
+    return fail(ErrorCode::kInternal, "cannot create the admin IPC service \"" + server->name_ +
+                                          "\" (qb_ipcs_create failed)");
+  }
+  qb_ipcs_service_context_set(s, server.get());
+  qb_ipcs_poll_handlers poll = server->adapter_->handlers();
+  qb_ipcs_poll_handlers_set(s, &poll);
+  // Every client gets buffers for the largest message, however small it asked for.
+  qb_ipcs_enforce_buffer_size(s, static_cast<uint32_t>(kMaxMessageSize));
+  if (int32_t rc = qb_ipcs_run(s); rc < 0) {
+    // qb_ipcs_run has already destroyed the service.
+    Error e = errnoError(-rc, "cannot publish the admin socket \"" + server->name_ + "\"");
+    if (rc == -EADDRINUSE) {
+      e.message += "; is another tandemd running in this network namespace?";
+    }
+    return fail(std::move(e));
+  }
+  server->service_handle_ = s;
+  return server;
+}
+
+IpcServer::IpcServer(std::unique_ptr<QbPollAdapter> adapter, AdminService service, std::string name)
+    : adapter_(std::move(adapter)), service_(std::move(service)), name_(std::move(name)) {}
+
+IpcServer::~IpcServer() {
+  // Disconnects every client (each one's context is freed in onDestroyed) and closes the
+  // listening socket, both through the adapter, which is still alive here.
+  if (service_handle_ == nullptr) return;
+  // Should libqb keep the service alive (a client half-way through its handshake holds a
+  // reference), its late callbacks find no server instead of a dangling one.
+  qb_ipcs_service_context_set(service_handle_, nullptr);
+  qb_ipcs_destroy(service_handle_);
+}
+
+int32_t IpcServer::onAccept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid) {
+  IpcServer* self = serverOf(c);
+  if (self == nullptr) return -EINVAL;
+  if (self->connections_ >= kMaxConnections) {
+    self->service_.audit("admin connection refused uid=" + std::to_string(uid) + " reason=\"" +
+                         std::to_string(kMaxConnections) + " admin connections are open\"");
+    return -EAGAIN;
+  }
+  // Every local user may connect (status is public); what they may ask is decided per request.
+  qb_ipcs_context_set(c, new Peer{Credentials{uid, gid, 0}, std::nullopt});
+  ++self->connections_;
+  return 0;
+}
+
+void IpcServer::onCreated(qb_ipcs_connection_t* c) {
+  Peer* peer = peerOf(c);
+  if (peer == nullptr) return;
+  // The pid is only for log lines; the credentials came with the connection.
+  if (qb_ipcs_connection_stats_2* stats = qb_ipcs_connection_stats_get_2(c, 0)) {
+    peer->credentials.pid = stats->client_pid;
+    std::free(stats);
+  }
+}
+
+int32_t IpcServer::onMessage(qb_ipcs_connection_t* c, void* data, size_t size) {
+  IpcServer* self = serverOf(c);
+  Peer* peer = peerOf(c);
+  if (self == nullptr || peer == nullptr || data == nullptr) return 0;
+  // libqb passes the size the header claims, not what arrived; never read past the buffer it
+  // received into. A lie within the buffer is caught by the decoder (size or JSON mismatch).
+  int32_t buffer = qb_ipcs_connection_get_buffer_size(c);
+  size_t readable = std::min(size, buffer > 0 ? static_cast<size_t>(buffer) : 0);
+  std::span<const uint8_t> bytes(static_cast<const uint8_t*>(data), readable);
+  self->send(c, self->service_.handle(bytes, *peer), *peer);
+  return 0;  // non-zero asks libqb to back off, which a bad request does not warrant
+}
+
+void IpcServer::send(qb_ipcs_connection_t* c, const Bytes& response, const Peer& peer) {
+  ssize_t rc = qb_ipcs_response_send(c, response.data(), response.size());
+  if (rc == static_cast<ssize_t>(response.size())) return;
+  const std::string who = "uid=" + std::to_string(peer.credentials.uid) +
+                          " pid=" + std::to_string(peer.credentials.pid);
+  if (rc == -EMSGSIZE) {
+    // One datagram per message: the kernel caps it at net.core.wmem_max.
+    auto small =
+        encodeResponse(rawRequestId(response),
+                       errorBody(Error{ErrorCode::kInternal,
+                                       "the answer (" + std::to_string(response.size()) +
+                                           " bytes) exceeds this host's datagram limit; raise "
+                                           "net.core.wmem_max"}));
+    if (small) rc = qb_ipcs_response_send(c, small->data(), small->size());
+  }
+  if (rc < 0) {
+    service_.audit("admin response lost " + who + " error=\"" +
+                   std::string(std::strerror(static_cast<int>(-rc))) + "\"");
+  }
+}
+
+int32_t IpcServer::onClosed(qb_ipcs_connection_t* /*c*/) { return 0; }
+
+void IpcServer::onDestroyed(qb_ipcs_connection_t* c) {
+  Peer* peer = peerOf(c);
+  if (peer == nullptr) return;  // refused in onAccept: nothing was counted or allocated
+  qb_ipcs_context_set(c, nullptr);
+  delete peer;
+  if (IpcServer* self = serverOf(c)) --self->connections_;
+}
+
+}  // namespace tandem::ipc

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <qb/qbipcs.h>
+
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "ipc/access.h"
+#include "ipc/admin_handler.h"
+#include "ipc/admin_service.h"
+#include "ipc/qb_poll_adapter.h"
+#include "loop/dispatcher.h"
+
+namespace tandem::ipc {
+
+struct IpcServerOptions {
+  std::string name{kDefaultIpcName};  // [control] ipc_name
+  std::string group = "root";         // [control] group: may change state besides root
+  AuditLog audit;                     // refused, malformed and state-changing requests
+};
+
+// tandemd's end of the admin channel: a libqb IPC service (QB_IPC_SOCKET: abstract unix
+// sockets, so one per network namespace, plus a small control file in /dev/shm) driven by the
+// daemon's Dispatcher through QbPollAdapter. It only moves bytes; AdminService decides.
+//
+// One per process (see QbPollAdapter). Destroy it before the Dispatcher.
+class IpcServer {
+ public:
+  // Resolves the group, publishes the socket and starts serving on the dispatcher. Fails when
+  // the group does not exist or the name is taken (another tandemd in this namespace).
+  [[nodiscard]] static Result<std::unique_ptr<IpcServer>> create(loop::Dispatcher& dispatcher,
+                                                                 AdminHandler& handler,
+                                                                 const UserDb& users,
+                                                                 IpcServerOptions options);
+  ~IpcServer();
+  IpcServer(const IpcServer&) = delete;
+  IpcServer& operator=(const IpcServer&) = delete;
+
+  const std::string& name() const { return name_; }
+  size_t connections() const { return connections_; }
+
+  // Concurrent admin connections beyond this are refused: each holds a few fds, a /dev/shm
+  // file and a 1 MiB buffer, and any local user may connect.
+  static constexpr size_t kMaxConnections = 32;
+
+ private:
+  IpcServer(std::unique_ptr<QbPollAdapter> adapter, AdminService service, std::string name);
+
+  static int32_t onAccept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid);
+  static void onCreated(qb_ipcs_connection_t* c);
+  static int32_t onMessage(qb_ipcs_connection_t* c, void* data, size_t size);
+  static int32_t onClosed(qb_ipcs_connection_t* c);
+  static void onDestroyed(qb_ipcs_connection_t* c);
+  void send(qb_ipcs_connection_t* c, const Bytes& response, const Peer& peer);
+
+  // Declared first so that it is destroyed last: tearing the service down calls dispatch_del.
+  std::unique_ptr<QbPollAdapter> adapter_;
+  AdminService service_;
+  std::string name_;
+  qb_ipcs_service_t* service_handle_ = nullptr;
+  size_t connections_ = 0;
+};
+
+}  // namespace tandem::ipc

@@ -1,0 +1,131 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+// The admin protocol between `tandem` and tandemd, carried by libqb IPC (ipc_server.h). Pure:
+// these functions turn values into bytes and back and never touch a socket.
+//
+// A request is a qb_ipc_request_header followed by a UTF-8 JSON object:
+//
+//   offset  0  int32 id      what is asked (RequestId below)
+//   offset  8  int32 size    header + body, in bytes (libqb aligns each field to 8)
+//   offset 16  body          e.g. {"node": "lb1", "on": true}
+//
+// A response is a qb_ipc_response_header followed by a JSON object:
+//
+//   offset  0  int32 id      the id of the request it answers
+//   offset  8  int32 size    header + body, in bytes
+//   offset 16  int32 error   0, or a negative errno summarising a failure (the body says more)
+//   offset 24  body          {"ok": true, ...} or {"ok": false, "error": "...", "code": "..."}
+//
+// "error" says what went wrong and what to do about it; "code" is an errorCodeName() (e.g.
+// "permission-denied") for scripts. Both peers run on one host, so integers are host order.
+//
+// Requests and their bodies:
+//   1 status   {}                            read-only; allowed to every local user
+//   2 standby  {"node": NAME, "on": BOOL}    the rest change state: root or control.group only
+//   3 move     {"target": NAME}
+//   4 clear    {}                            clear failures and an operator's move
+//   5 reload   {}                            re-read the config, as SIGHUP does
+//   6 drain    reserved; answered with an error until it exists
+// Unknown fields are refused, so a typo ("nod") is an error instead of a silent default.
+//
+// The status response (besides "ok": true):
+//   "cluster":         string, the cluster name
+//   "local_node":      string, the node that answered
+//   "role":            string, its internal role (INIT, BACKUP, ACTIVE, FENCING, ...)
+//   "active":          string or null, who this node believes holds the VIPs
+//   "quorate":         bool
+//   "epoch":           unsigned, bumped by each takeover
+//   "move_target":     string, an operator's pending move ("" when none); optional
+//   "nodes":           [{"name": string, "role": string, "priority": int,
+//                        "health": int (per-mille), "standby": bool,
+//                        "last_heartbeat_ms": int or null (null for self and never-heard)}]
+//   "accepted_frames": unsigned, heartbeat frames accepted
+//   "rejected_frames": {reason: count}, reason as wire::name(Rejection) (e.g. "bad_signature")
+// New fields may be added; readers ignore what they do not know.
+namespace tandem::ipc {
+
+// The largest request or response, header included. libqb sizes its buffers from it. Over
+// QB_IPC_SOCKET one message is one datagram, which the kernel also caps at net.core.wmem_max;
+// a status is a few KiB, far below either.
+inline constexpr size_t kMaxMessageSize = size_t{1024} * 1024;
+inline constexpr std::string_view kDefaultIpcName = "tandem";
+
+inline constexpr size_t kRequestHeaderSize = 16;   // sizeof(qb_ipc_request_header)
+inline constexpr size_t kResponseHeaderSize = 24;  // sizeof(qb_ipc_response_header)
+
+enum class RequestId : int32_t {
+  kStatus = 1,
+  kStandby = 2,
+  kMove = 3,
+  kClear = 4,
+  kReload = 5,
+  kDrain = 6,
+};
+
+// "status", "standby", ... for messages and logs.
+std::string_view requestName(RequestId id);
+std::optional<RequestId> requestIdFromWire(int32_t raw);
+// Everything but status changes the cluster and needs root or control.group.
+bool isMutating(RequestId id);
+
+using Bytes = std::vector<uint8_t>;
+
+struct Request {
+  RequestId id = RequestId::kStatus;
+  nlohmann::json body = nlohmann::json::object();
+};
+
+[[nodiscard]] Result<Bytes> encodeRequest(RequestId id, const nlohmann::json& body);
+// Checks the header, the size and the body (a JSON object); the typed parsers below check the
+// fields. Never throws.
+[[nodiscard]] Result<Request> decodeRequest(std::span<const uint8_t> bytes);
+// The id field of whatever arrived, so even a malformed request gets an answer it can match;
+// 0 when the bytes are too short to hold one.
+int32_t rawRequestId(std::span<const uint8_t> bytes);
+
+// The error field is derived from the body: 0 when "ok" is true, else the errno of its "code".
+// Fails (never throws) when the body would not fit in kMaxMessageSize.
+[[nodiscard]] Result<Bytes> encodeResponse(int32_t id, const nlohmann::json& body);
+// Checks the header, that it answers expected_id, and that the body is an object with a
+// boolean "ok" (and a string "error" when "ok" is false). Returns the body as sent.
+[[nodiscard]] Result<nlohmann::json> decodeResponse(std::span<const uint8_t> bytes,
+                                                    int32_t expected_id);
+
+// {"ok": true} plus the fields of extra (an object; anything else is ignored).
+nlohmann::json okBody(const nlohmann::json& extra = nlohmann::json::object());
+// {"ok": false, "error": message, "code": errorCodeName(code)}
+nlohmann::json errorBody(const Error& error);
+// A decoded response body as a Result: the body itself when "ok" is true, else its error,
+// with the code read back from "code" (kInternal when absent or unknown).
+[[nodiscard]] Result<nlohmann::json> bodyResult(const nlohmann::json& body);
+
+ErrorCode errorCodeFromName(std::string_view name);
+
+struct StandbyArgs {
+  std::string node;
+  bool on = true;
+};
+struct MoveArgs {
+  std::string target;
+};
+
+nlohmann::json standbyBody(const StandbyArgs& args);
+nlohmann::json moveBody(const MoveArgs& args);
+
+[[nodiscard]] Result<StandbyArgs> parseStandbyArgs(const nlohmann::json& body);
+[[nodiscard]] Result<MoveArgs> parseMoveArgs(const nlohmann::json& body);
+// status, clear, reload and drain take no fields.
+[[nodiscard]] Result<void> parseNoArgs(RequestId id, const nlohmann::json& body);
+
+}  // namespace tandem::ipc

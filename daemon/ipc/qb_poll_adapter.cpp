@@ -1,0 +1,133 @@
+#include "ipc/qb_poll_adapter.h"
+
+#include <poll.h>
+
+#include <cerrno>
+
+namespace tandem::ipc {
+
+namespace {
+
+// The one live adapter, for libqb's context-free callbacks (see the header).
+QbPollAdapter* active_adapter = nullptr;
+
+// libqb asks for POLLIN|POLLPRI|POLLNVAL on its sockets (POLLOUT only for queued event
+// notifications); the Dispatcher reports errors and hang-ups as readable, which libqb's
+// callbacks then see as EOF on their next recv, the same way they handle POLLHUP.
+loop::FdEvents interestOf(int32_t events) {
+  return loop::FdEvents{(events & (POLLIN | POLLPRI)) != 0, (events & POLLOUT) != 0};
+}
+
+int32_t reventsOf(loop::FdEvents ready) {
+  return (ready.readable ? POLLIN : 0) | (ready.writable ? POLLOUT : 0);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<QbPollAdapter>> QbPollAdapter::create(loop::Dispatcher& dispatcher) {
+  if (active_adapter != nullptr) {
+    return fail(ErrorCode::kAlreadyExists,
+                "a libqb IPC adapter already exists in this process (libqb's poll handlers "
+                "carry no context, so there can be only one)");
+  }
+  std::unique_ptr<QbPollAdapter> adapter(new QbPollAdapter(dispatcher));
+  active_adapter = adapter.get();
+  return adapter;
+}
+
+QbPollAdapter::~QbPollAdapter() {
+  entries_.clear();
+  jobs_.clear();
+  if (active_adapter == this) active_adapter = nullptr;
+}
+
+qb_ipcs_poll_handlers QbPollAdapter::handlers() const {
+  qb_ipcs_poll_handlers h{};
+  h.job_add = &QbPollAdapter::jobAdd;
+  h.dispatch_add = &QbPollAdapter::dispatchAdd;
+  h.dispatch_mod = &QbPollAdapter::dispatchMod;
+  h.dispatch_del = &QbPollAdapter::dispatchDel;
+  return h;
+}
+
+int32_t QbPollAdapter::add(int32_t fd, int32_t events, void* data, qb_ipcs_dispatch_fn_t fn) {
+  if (entries_.count(fd)) return -EEXIST;
+  const uint64_t id = next_id_++;
+  auto watch = dispatcher_.watchFd(
+      fd, interestOf(events), [this, fd, id](loop::FdEvents ready) { onReady(fd, id, ready); });
+  if (!watch) {
+    return watch.error().code == ErrorCode::kAlreadyExists ? -EEXIST : -EINVAL;
+  }
+  entries_[fd] = Entry{id, std::move(*watch), fn, data};
+  return 0;
+}
+
+int32_t QbPollAdapter::mod(int32_t fd, int32_t events, void* data, qb_ipcs_dispatch_fn_t fn) {
+  auto it = entries_.find(fd);
+  if (it == entries_.end()) return -EBADF;
+  it->second.fn = fn;
+  it->second.data = data;
+  it->second.watch->setInterest(interestOf(events));
+  return 0;
+}
+
+int32_t QbPollAdapter::del(int32_t fd) {
+  auto it = entries_.find(fd);
+  if (it == entries_.end()) return -EBADF;
+  // May run inside this fd's own callback; the Dispatcher allows destroying a watch there.
+  entries_.erase(it);
+  return 0;
+}
+
+int32_t QbPollAdapter::job(void* data, qb_loop_job_dispatch_fn fn) {
+  const uint64_t id = next_id_++;
+  auto timer = dispatcher_.createTimer([this, id, data, fn] {
+    // Forget the job before running it: fn may add jobs or destroy what data points to.
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return;
+    std::unique_ptr<loop::Timer> self = std::move(it->second);
+    jobs_.erase(it);
+    fn(data);
+  });
+  timer->arm(Millis(0));
+  jobs_[id] = std::move(timer);
+  return 0;
+}
+
+void QbPollAdapter::onReady(int32_t fd, uint64_t id, loop::FdEvents ready) {
+  auto it = entries_.find(fd);
+  if (it == entries_.end() || it->second.id != id) return;
+  // Copies: the callback may delete this entry and add another for the same fd (libqb does
+  // exactly that when a connection finishes authenticating).
+  qb_ipcs_dispatch_fn_t fn = it->second.fn;
+  void* data = it->second.data;
+  int32_t rc = fn(fd, reventsOf(ready), data);
+  if (rc < 0) {
+    // qb_loop's contract: a negative return removes the fd. Only the entry this callback
+    // belonged to, never one re-added under the same number meanwhile.
+    auto again = entries_.find(fd);
+    if (again != entries_.end() && again->second.id == id) entries_.erase(again);
+  }
+}
+
+// The loop's priorities have no equivalent in the Dispatcher, which runs ready callbacks in
+// turn; admin requests are rare and cheap, so nothing is lost by ignoring them.
+int32_t QbPollAdapter::dispatchAdd(qb_loop_priority /*p*/, int32_t fd, int32_t events, void* data,
+                                   qb_ipcs_dispatch_fn_t fn) {
+  return active_adapter ? active_adapter->add(fd, events, data, fn) : -EINVAL;
+}
+
+int32_t QbPollAdapter::dispatchMod(qb_loop_priority /*p*/, int32_t fd, int32_t events, void* data,
+                                   qb_ipcs_dispatch_fn_t fn) {
+  return active_adapter ? active_adapter->mod(fd, events, data, fn) : -EINVAL;
+}
+
+int32_t QbPollAdapter::dispatchDel(int32_t fd) {
+  return active_adapter ? active_adapter->del(fd) : -EINVAL;
+}
+
+int32_t QbPollAdapter::jobAdd(qb_loop_priority /*p*/, void* data, qb_loop_job_dispatch_fn fn) {
+  return active_adapter ? active_adapter->job(data, fn) : -EINVAL;
+}
+
+}  // namespace tandem::ipc

@@ -1,0 +1,32 @@
+#include "ipc/status_json.h"
+
+namespace tandem::ipc {
+
+nlohmann::json statusJson(const std::string& cluster, const election::CoreStatus& status,
+                          const FrameStats& frames) {
+  using nlohmann::json;
+  json nodes = json::array();
+  for (const auto& n : status.nodes) {
+    nodes.push_back(
+        {{"name", n.name},
+         {"role", n.role},
+         {"priority", n.priority},
+         {"health", n.health},
+         {"standby", n.standby},
+         {"last_heartbeat_ms", n.last_heartbeat_ms ? json(*n.last_heartbeat_ms) : json(nullptr)}});
+  }
+  json rejected = json::object();
+  for (const auto& [reason, count] : frames.rejected) rejected[reason] = count;
+  return json{{"cluster", cluster},
+              {"local_node", status.local_node},
+              {"role", status.role},
+              {"active", status.active ? json(*status.active) : json(nullptr)},
+              {"quorate", status.quorate},
+              {"epoch", status.epoch},
+              {"move_target", status.move_target},
+              {"nodes", std::move(nodes)},
+              {"accepted_frames", frames.accepted},
+              {"rejected_frames", std::move(rejected)}};
+}
+
+}  // namespace tandem::ipc
