@@ -78,12 +78,16 @@ Result<wire::KeyRing> loadKeyRing(const config::Config& cfg) {
   for (const config::AuthKey& k : cfg.cluster.keys) {
     std::string path = k.file.front() == '/' ? k.file : dirOf(cfg.source) + "/" + k.file;
     auto text = fs.readFile(path, 4096);
-    if (!text) return fail(text.error().code, "key " + std::to_string(k.id) + ": " + text.error().message);
+    if (!text)
+      return fail(text.error().code, "key " + std::to_string(k.id) + ": " + text.error().message);
     auto added = ring.add(static_cast<uint16_t>(k.id), wire::asBytes(*text));
     std::fill(text->begin(), text->end(), '\0');
-    if (!added) return fail(added.error().code, "key " + std::to_string(k.id) + " (" + path + "): " + added.error().message);
+    if (!added)
+      return fail(added.error().code,
+                  "key " + std::to_string(k.id) + " (" + path + "): " + added.error().message);
   }
-  if (auto a = ring.setActive(static_cast<uint16_t>(cfg.cluster.active_key)); !a) return fail(a.error());
+  if (auto a = ring.setActive(static_cast<uint16_t>(cfg.cluster.active_key)); !a)
+    return fail(a.error());
   return ring;
 }
 
@@ -111,15 +115,13 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::create(
   election::Startup st = readStartup(env.state_dir + "/role");
   for (const auto& r : resources) st.resources_present = st.resources_present || r->present();
 
-  std::unique_ptr<ClusterNode> node(new ClusterNode(std::move(env), cfg, std::move(self),
-                                                    std::move(*keys), cc, st,
-                                                    std::move(resources)));
+  std::unique_ptr<ClusterNode> node(new ClusterNode(
+      std::move(env), cfg, std::move(self), std::move(*keys), cc, st, std::move(resources)));
   uint16_t port = node->env_.udp_port.value_or(cfg.cluster.heartbeat_port);
   ClusterNode* raw = node.get();
-  auto udp = UdpLink::open(node->dispatcher_, port,
-                           [raw](std::span<const uint8_t> f, const IpAddress&) {
-                             raw->onFrame(f, "udp");
-                           });
+  auto udp = UdpLink::open(
+      node->dispatcher_, port,
+      [raw](std::span<const uint8_t> f, const IpAddress&) { raw->onFrame(f, "udp"); });
   if (!udp) return fail(udp.error());
   node->udp_ = std::move(*udp);
   std::vector<Endpoint> peers;
@@ -133,9 +135,10 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::create(
       }
     }
     if (!addr) {
-      node->env_.log(Severity::kWarning,
-                     "no address for peer node=" + n.name +
-                         "; fast heartbeats to it are off, only CPG carries them (set node.address)");
+      node->env_.log(
+          Severity::kWarning,
+          "no address for peer node=" + n.name +
+              "; fast heartbeats to it are off, only CPG carries them (set node.address)");
       continue;
     }
     peers.push_back(Endpoint{*addr, port});
@@ -155,13 +158,14 @@ ClusterNode::ClusterNode(NodeEnv env, const config::Config& cfg, std::string sel
       cluster_cfg_(cfg.cluster),
       keys_(std::move(keys)),
       sealer_(cluster_, self_, env_.incarnation),
-      receiver_(cluster_, [&] {
-        wire::NodeSet peers;
-        for (const auto& n : cfg.nodes) {
-          if (n.name != self_) peers.insert(n.name);
-        }
-        return peers;
-      }()),
+      receiver_(cluster_,
+                [&] {
+                  wire::NodeSet peers;
+                  for (const auto& n : cfg.nodes) {
+                    if (n.name != self_) peers.insert(n.name);
+                  }
+                  return peers;
+                }()),
       core_(std::move(core_cfg), env_.dispatcher.now(), startup),
       chain_(env_.dispatcher, std::move(resources)) {
   beat_timer_ = dispatcher_.createTimer([this] {
@@ -209,8 +213,9 @@ void ClusterNode::clearFailures() { handle(core_.onClearFailures(now())); }
 
 void ClusterNode::move(const std::string& target) {
   // The wall clock orders moves made on different nodes; a counter breaks ties within one.
-  auto wall = std::chrono::duration_cast<Millis>(
-                  std::chrono::system_clock::now().time_since_epoch()).count();
+  auto wall =
+      std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   move_generation_ = std::max(move_generation_ + 1, static_cast<uint64_t>(wall));
   move_generation_ = std::max(move_generation_, core_.heartbeat().move_generation + 1);
   handle(core_.onMove(now(), target, move_generation_));
@@ -224,25 +229,41 @@ void ClusterNode::handle(const election::Actions& actions) {
     switch (a.kind) {
       case K::kStartResources:
         chain_.startAll([this](Result<void> r) {
-          handle(r ? core_.onResourcesStarted(now()) : core_.onResourceFailed(now(), r.error().message));
+          handle(r ? core_.onResourcesStarted(now())
+                   : core_.onResourceFailed(now(), r.error().message));
         });
         break;
       case K::kStopResources:
         chain_.stopAll([this](Result<void> r) {
-          handle(r ? core_.onResourcesStopped(now()) : core_.onResourceFailed(now(), r.error().message));
+          handle(r ? core_.onResourcesStopped(now())
+                   : core_.onResourceFailed(now(), r.error().message));
         });
         break;
-      case K::kRunFence: runFence(a.text); break;
-      case K::kCancelFence: fence_.reset(); break;
-      case K::kSendHeartbeat: sendHeartbeat(true, true); break;
-      case K::kSendRelease: sendRelease(a.text); break;
-      case K::kReannounce:
-        env_.log(Severity::kNotice, "re-announcing resources after a conflict node=" + self_ +
-                                        " peer=" + a.text);
+      case K::kRunFence:
+        runFence(a.text);
         break;
-      case K::kPersistRole: persistRole(a.text); break;
-      case K::kLog: env_.log(Severity::kNotice, a.text); break;
-      case K::kAlarm: env_.log(Severity::kError, "ALARM node=" + self_ + " " + a.text); break;
+      case K::kCancelFence:
+        fence_.reset();
+        break;
+      case K::kSendHeartbeat:
+        sendHeartbeat(true, true);
+        break;
+      case K::kSendRelease:
+        sendRelease(a.text);
+        break;
+      case K::kReannounce:
+        env_.log(Severity::kNotice,
+                 "re-announcing resources after a conflict node=" + self_ + " peer=" + a.text);
+        break;
+      case K::kPersistRole:
+        persistRole(a.text);
+        break;
+      case K::kLog:
+        env_.log(Severity::kNotice, a.text);
+        break;
+      case K::kAlarm:
+        env_.log(Severity::kError, "ALARM node=" + self_ + " " + a.text);
+        break;
     }
   }
   armDeadline();
@@ -285,8 +306,8 @@ void ClusterNode::sendRelease(const std::string& target) {
 void ClusterNode::onFrame(std::span<const uint8_t> bytes, const std::string& path) {
   wire::Checked<wire::Message> m = receiver_.receive(bytes, keys_);
   if (!m) {
-    env_.log(Severity::kDebug, "frame rejected path=" + path + " reason=" +
-                                   std::string(wire::name(m.rejection())));
+    env_.log(Severity::kDebug,
+             "frame rejected path=" + path + " reason=" + std::string(wire::name(m.rejection())));
     return;
   }
   if (const auto* hb = std::get_if<wire::Heartbeat>(&m->body)) {
@@ -304,8 +325,8 @@ void ClusterNode::runFence(const std::string& peer) {
   }
   env_.log(Severity::kWarning, "fencing peer=" + peer + " before taking over from it");
   process::CommandLine cmd{f.command->argv, f.command->via_shell};
-  auto h = env_.children.run(cmd, {"TANDEM_PEER=" + peer, "TANDEM_CLUSTER=" + cluster_},
-                             f.timeout, [this, peer](process::ChildResult r) {
+  auto h = env_.children.run(cmd, {"TANDEM_PEER=" + peer, "TANDEM_CLUSTER=" + cluster_}, f.timeout,
+                             [this, peer](process::ChildResult r) {
                                env_.log(r.ok() ? Severity::kNotice : Severity::kError,
                                         "fence peer=" + peer + " result=\"" + r.describe() +
                                             "\" output=\"" + r.output.substr(0, 200) + "\"");
@@ -339,12 +360,18 @@ void ClusterNode::onGroupChange(const corosync::GroupChange& change) {
     if (!name || *name == self_) continue;
     // A new daemon on that node may already be in the group under another pid.
     bool still_there = false;
-    for (const auto& m : change.members) still_there = still_there || m.nodeid == left.member.nodeid;
+    for (const auto& m : change.members)
+      still_there = still_there || m.nodeid == left.member.nodeid;
     if (still_there) continue;
     switch (corosync::departureOf(left.reason)) {
-      case corosync::Departure::kDaemonOnly: handle(core_.onDaemonLeft(now(), *name)); break;
-      case corosync::Departure::kWholeNode: handle(core_.onNodeLeft(now(), *name)); break;
-      case corosync::Departure::kUnknown: break;
+      case corosync::Departure::kDaemonOnly:
+        handle(core_.onDaemonLeft(now(), *name));
+        break;
+      case corosync::Departure::kWholeNode:
+        handle(core_.onNodeLeft(now(), *name));
+        break;
+      case corosync::Departure::kUnknown:
+        break;
     }
   }
 }
@@ -358,7 +385,8 @@ void ClusterNode::onMembership(const corosync::RingMembership& ring) {
 }
 
 void ClusterNode::onConnected() {
-  env_.log(Severity::kNotice, "joined the corosync group node=" + self_ + " group=" + cluster_cfg_.group);
+  env_.log(Severity::kNotice,
+           "joined the corosync group node=" + self_ + " group=" + cluster_cfg_.group);
   sendHeartbeat(false, true);
 }
 

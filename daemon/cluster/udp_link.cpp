@@ -69,9 +69,8 @@ Result<std::unique_ptr<UdpLink>> UdpLink::open(loop::Dispatcher& dispatcher, uin
   socklen_t len = sizeof sa;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
   std::unique_ptr<UdpLink> link(new UdpLink(fd, ntohs(sa.sin6_port), std::move(on_frame)));
-  auto watch = dispatcher.watchFd(fd, {true, false}, [l = link.get()](loop::FdEvents) {
-    l->readAll();
-  });
+  auto watch =
+      dispatcher.watchFd(fd, {true, false}, [l = link.get()](loop::FdEvents) { l->readAll(); });
   if (!watch) return fail(watch.error());
   link->watch_ = std::move(*watch);
   return link;
@@ -98,8 +97,9 @@ void UdpLink::readAll() {
   for (int i = 0; i < 64; ++i) {
     sockaddr_in6 from{};
     socklen_t len = sizeof from;
-    ssize_t n = ::recvfrom(fd_, buf, sizeof buf, MSG_TRUNC, reinterpret_cast<sockaddr*>(&from), &len);
-    if (n < 0) return;  // EAGAIN: drained
+    ssize_t n =
+        ::recvfrom(fd_, buf, sizeof buf, MSG_TRUNC, reinterpret_cast<sockaddr*>(&from), &len);
+    if (n < 0) return;                                  // EAGAIN: drained
     if (static_cast<size_t>(n) > sizeof buf) continue;  // oversized: not one of ours
     on_frame_(std::span<const uint8_t>(buf, static_cast<size_t>(n)), fromSockaddr(from));
   }

@@ -36,7 +36,8 @@ class UdpLink {
   uint16_t port() const { return port_; }
 
  private:
-  UdpLink(int fd, uint16_t port, OnFrame on_frame) : fd_(fd), port_(port), on_frame_(std::move(on_frame)) {}
+  UdpLink(int fd, uint16_t port, OnFrame on_frame)
+      : fd_(fd), port_(port), on_frame_(std::move(on_frame)) {}
   void readAll();
 
   int fd_;

@@ -24,11 +24,16 @@ std::optional<Millis> parseDuration(std::string_view text) {
     while (i < text.size() && text[i] >= 'a' && text[i] <= 'z') ++i;
     std::string_view unit = text.substr(unit_start, i - unit_start);
     int64_t scale = 0;
-    if (unit == "ms") scale = 1;
-    else if (unit == "s") scale = 1000;
-    else if (unit == "m") scale = 60 * 1000;
-    else if (unit == "h") scale = 3600 * 1000;
-    else return std::nullopt;
+    if (unit == "ms")
+      scale = 1;
+    else if (unit == "s")
+      scale = 1000;
+    else if (unit == "m")
+      scale = 60 * 1000;
+    else if (unit == "h")
+      scale = 3600 * 1000;
+    else
+      return std::nullopt;
     total += n * scale;
     if (total > kMaxMillis) return std::nullopt;
   }

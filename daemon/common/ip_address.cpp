@@ -98,8 +98,8 @@ std::optional<Endpoint> Endpoint::parse(std::string_view text, bool port_optiona
 }
 
 std::string Endpoint::toString() const {
-  std::string host = address.family == Family::kInet6 ? "[" + address.toString() + "]"
-                                                      : address.toString();
+  std::string host =
+      address.family == Family::kInet6 ? "[" + address.toString() + "]" : address.toString();
   return port == 0 ? host : host + ":" + std::to_string(port);
 }
 
@@ -111,8 +111,10 @@ std::optional<int> netmaskLength(const IpAddress& mask) {
     for (int bit = 7; bit >= 0; --bit) {
       bool one = (mask.bytes[static_cast<size_t>(i)] >> bit) & 1;
       if (one && seen_zero) return std::nullopt;
-      if (one) ++len;
-      else seen_zero = true;
+      if (one)
+        ++len;
+      else
+        seen_zero = true;
     }
   }
   return len;

@@ -35,15 +35,27 @@ class [[nodiscard]] Result {
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
 
-  T& value() & { assert(has_value()); return std::get<0>(v_); }
-  const T& value() const& { assert(has_value()); return std::get<0>(v_); }
-  T&& value() && { assert(has_value()); return std::get<0>(std::move(v_)); }
+  T& value() & {
+    assert(has_value());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    assert(has_value());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(has_value());
+    return std::get<0>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  const Error& error() const { assert(!has_value()); return std::get<1>(v_); }
+  const Error& error() const {
+    assert(!has_value());
+    return std::get<1>(v_);
+  }
 
  private:
   std::variant<T, Error> v_;
@@ -57,7 +69,10 @@ class [[nodiscard]] Result<void> {
 
   bool has_value() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const { assert(!ok_); return err_; }
+  const Error& error() const {
+    assert(!ok_);
+    return err_;
+  }
 
  private:
   Error err_;

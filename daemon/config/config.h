@@ -45,7 +45,7 @@ struct Cluster {
   uint32_t active_key = 1;
   Millis heartbeat_interval{200};
   Millis dead_time{1000};
-  uint16_t heartbeat_port = 5420;        // UDP, the fast path between the directors
+  uint16_t heartbeat_port = 5420;         // UDP, the fast path between the directors
   Millis group_heartbeat_interval{1000};  // the same frames over Corosync CPG, slower
   FailbackPolicy failback = FailbackPolicy::kManual;
   Millis failback_delay{0};
@@ -133,7 +133,7 @@ struct VirtualServer {
   std::string scheduler = "wlc";
   std::vector<std::string> scheduler_flags;
   Forwarding forwarding = Forwarding::kNat;
-  Millis persistence_timeout{0};  // 0: not persistent
+  Millis persistence_timeout{0};                 // 0: not persistent
   std::optional<IpAddress> persistence_netmask;  // IPv4 mask, or an IPv6 prefix as a mask
   bool one_packet = false;
   OnFailure on_failure = OnFailure::kQuiescent;

@@ -14,13 +14,12 @@ using namespace std::chrono_literals;
 
 constexpr Millis kForever = Millis(int64_t{1} << 31);
 
-const std::vector<std::string> kSchedulers = {"rr",  "wrr", "lc", "wlc", "lblc",
-                                              "lblcr", "dh", "sh", "sed", "nq",
-                                              "mh",  "fo",  "ovf", "twos"};
-const std::vector<std::string> kDnsTypes = {"A",  "AAAA", "CNAME", "MX", "NS",
-                                            "PTR", "SOA", "SRV",  "TXT"};
-const std::vector<std::string> kDnsRcodes = {"NOERROR", "FORMERR", "SERVFAIL",
-                                             "NXDOMAIN", "NOTIMP", "REFUSED"};
+const std::vector<std::string> kSchedulers = {"rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh",
+                                              "sh", "sed", "nq", "mh",  "fo",   "ovf",   "twos"};
+const std::vector<std::string> kDnsTypes = {"A",   "AAAA", "CNAME", "MX", "NS",
+                                            "PTR", "SOA",  "SRV",   "TXT"};
+const std::vector<std::string> kDnsRcodes = {"NOERROR",  "FORMERR", "SERVFAIL",
+                                             "NXDOMAIN", "NOTIMP",  "REFUSED"};
 const std::vector<std::string> kLogLevels = {"error", "warning", "notice", "info", "debug"};
 
 // Which check types each type-specific option belongs to.
@@ -45,23 +44,34 @@ const std::map<std::string, std::vector<CheckType>>& checkOptionOwners() {
 
 std::string checkTypeName(CheckType t) {
   switch (t) {
-    case CheckType::kNone: return "none";
-    case CheckType::kTcp: return "tcp";
-    case CheckType::kHttp: return "http";
-    case CheckType::kHttps: return "https";
-    case CheckType::kUdp: return "udp";
-    case CheckType::kDns: return "dns";
-    case CheckType::kSmtp: return "smtp";
-    case CheckType::kExec: return "exec";
+    case CheckType::kNone:
+      return "none";
+    case CheckType::kTcp:
+      return "tcp";
+    case CheckType::kHttp:
+      return "http";
+    case CheckType::kHttps:
+      return "https";
+    case CheckType::kUdp:
+      return "udp";
+    case CheckType::kDns:
+      return "dns";
+    case CheckType::kSmtp:
+      return "smtp";
+    case CheckType::kExec:
+      return "exec";
   }
   return "?";
 }
 
 std::string forwardingName(Forwarding f) {
   switch (f) {
-    case Forwarding::kNat: return "nat";
-    case Forwarding::kDr: return "dr";
-    case Forwarding::kTun: return "tun";
+    case Forwarding::kNat:
+      return "nat";
+    case Forwarding::kDr:
+      return "dr";
+    case Forwarding::kTun:
+      return "tun";
   }
   return "?";
 }
@@ -98,31 +108,35 @@ std::optional<std::pair<int, int>> tooManyDots(std::string_view text) {
       continue;
     }
     if (quote) {
-      if (ch == '\\' && quote == '"') ++i, ++col;
-      else if (ch == quote) quote = 0;
+      if (ch == '\\' && quote == '"')
+        ++i, ++col;
+      else if (ch == quote)
+        quote = 0;
       continue;
     }
-    if (ch == '"' || ch == '\'') quote = ch;
-    else if (ch == '#') quote = '\n';  // a comment runs to the end of the line
-    else if (ch == '.' && ++dots > kMaxDottedParts) return std::make_pair(line, col);
+    if (ch == '"' || ch == '\'')
+      quote = ch;
+    else if (ch == '#')
+      quote = '\n';  // a comment runs to the end of the line
+    else if (ch == '.' && ++dots > kMaxDottedParts)
+      return std::make_pair(line, col);
   }
   return std::nullopt;
 }
 
 class Loader {
  public:
-  Loader(const std::string& source, const FileSystem& files) : files_(files) {
-    ctx_.file = source;
-  }
+  Loader(const std::string& source, const FileSystem& files) : files_(files) { ctx_.file = source; }
 
   LoadResult run(std::string_view text) {
     LoadResult out;
     if (auto bad = text.find('\0'); bad != std::string_view::npos) {
       // toml++ would stop here too, but naming the problem helps more than "unexpected char".
-      int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(bad), '\n'));
+      int line = 1 + static_cast<int>(
+                         std::count(text.begin(), text.begin() + static_cast<long>(bad), '\n'));
       ctx_.diags.error(ctx_.file, line, 1,
-                       "the file holds binary data (a NUL byte at offset " +
-                           std::to_string(bad) + "); a config is UTF-8 text in TOML");
+                       "the file holds binary data (a NUL byte at offset " + std::to_string(bad) +
+                           "); a config is UTF-8 text in TOML");
       out.diagnostics = std::move(ctx_.diags);
       return out;
     }
@@ -176,8 +190,9 @@ class Loader {
       cfg.nodes.push_back(readNode(nr));
     }
     if (cfg.nodes.empty() && !r.has("node")) {
-      error(Position{}, "the file has no [[node]] table; add one [[node]] per director, "
-                        "each with name = \"...\" as in corosync.conf");
+      error(Position{},
+            "the file has no [[node]] table; add one [[node]] per director, "
+            "each with name = \"...\" as in corosync.conf");
     }
     for (const toml::table* t : r.tables("vip")) {
       TableReader vr(*t, "vip", ctx_, true);
@@ -272,8 +287,9 @@ class Loader {
       }
     } else if (keys.size() > 1 && !r.has("active_key")) {
       Position p = r.where();
-      error(p, "[cluster] has several [[cluster.key]] tables but no active_key; add "
-               "active_key = <id> to say which one signs outgoing frames");
+      error(p,
+            "[cluster] has several [[cluster.key]] tables but no active_key; add "
+            "active_key = <id> to say which one signs outgoing frames");
     } else if (keys.size() == 1 && !c.keys.empty()) {
       c.active_key = c.keys.front().id;
     }
@@ -286,7 +302,8 @@ class Loader {
                  "dead_time must be at least 2 x heartbeat_interval, or one late frame makes a "
                  "takeover");
     }
-    if (auto v = r.integer("heartbeat_port", 1, 65535)) c.heartbeat_port = static_cast<uint16_t>(*v);
+    if (auto v = r.integer("heartbeat_port", 1, 65535))
+      c.heartbeat_port = static_cast<uint16_t>(*v);
     if (auto v = r.duration("group_heartbeat_interval", 100ms, 1min)) {
       c.group_heartbeat_interval = *v;
       if (*v < c.heartbeat_interval) {
@@ -332,8 +349,9 @@ class Loader {
       TableReader fr(*t, "cluster.fence", ctx_);
       c.fence.command = readCommand(fr, "command");
       if (!fr.has("command")) {
-        error(fr.where(), "[cluster.fence] has no command; add command = [\"/path/to/fence\", "
-                          "\"arg\"], or remove [cluster.fence]");
+        error(fr.where(),
+              "[cluster.fence] has no command; add command = [\"/path/to/fence\", "
+              "\"arg\"], or remove [cluster.fence]");
       }
       if (auto v = fr.duration("timeout", 1s, 10min)) c.fence.timeout = *v;
       fr.finish();
@@ -378,7 +396,8 @@ class Loader {
   Node readNode(TableReader& r) {
     Node n;
     if (auto v = r.string("name", true)) {
-      if (v->empty()) r.badValue("name", "the name is empty", "use the node's name in corosync.conf");
+      if (v->empty())
+        r.badValue("name", "the name is empty", "use the node's name in corosync.conf");
       n.name = *v;
     }
     if (auto v = r.integer("priority", 0, 255)) n.priority = static_cast<int>(*v);
@@ -421,7 +440,8 @@ class Loader {
       } else if (s->size() > 15 || s->rfind(v.interface, 0) != 0) {
         r.badValue("label", "\"" + *s + "\" cannot label an address on " + v.interface,
                    "the kernel wants a label that starts with the interface name and has at "
-                   "most 15 characters, e.g. \"" + v.interface + ":vip\"");
+                   "most 15 characters, e.g. \"" +
+                       v.interface + ":vip\"");
       } else {
         v.label = *s;
       }
@@ -439,9 +459,10 @@ class Loader {
     if (auto a = r.addresses("verify_neighbors")) {
       for (const auto& n : *a) {
         if (n.family != v.address.address.family) {
-          r.badValue("verify_neighbors", std::string(familyName(n.family)) + " neighbour " +
-                                             n.toString() + " cannot be probed from an " +
-                                             std::string(familyName(v.address.address.family)) + " VIP",
+          r.badValue("verify_neighbors",
+                     std::string(familyName(n.family)) + " neighbour " + n.toString() +
+                         " cannot be probed from an " +
+                         std::string(familyName(v.address.address.family)) + " VIP",
                      "list neighbours of the VIP's own family");
         }
       }
@@ -474,8 +495,9 @@ class Loader {
       r.badValue("fwmark", "a virtual server has both address and fwmark",
                  "use address = \"ip:port\" or fwmark = N, not both");
     } else if (!has_addr && !has_mark) {
-      error(r.where(), "[[virtual_server]] has neither address nor fwmark; add "
-                       "address = \"ip:port\" or fwmark = N");
+      error(r.where(),
+            "[[virtual_server]] has neither address nor fwmark; add "
+            "address = \"ip:port\" or fwmark = N");
     }
     if (auto f = r.choice<Family>("family", {{"ipv4", Family::kInet}, {"ipv6", Family::kInet6}})) {
       vs.fwmark_family = *f;
@@ -484,9 +506,9 @@ class Loader {
                    "remove it; an address service takes its family from the address");
       }
     }
-    if (auto p = r.choice<Protocol>("protocol", {{"tcp", Protocol::kTcp},
-                                                 {"udp", Protocol::kUdp},
-                                                 {"sctp", Protocol::kSctp}})) {
+    if (auto p = r.choice<Protocol>(
+            "protocol",
+            {{"tcp", Protocol::kTcp}, {"udp", Protocol::kUdp}, {"sctp", Protocol::kSctp}})) {
       vs.protocol = *p;
       if (has_mark) {
         r.badValue("protocol", "a fwmark service matches every protocol the mark covers",
@@ -540,8 +562,8 @@ class Loader {
                    "remove it, or use protocol = \"udp\"");
       }
     }
-    if (auto f = r.choice<OnFailure>("on_failure", {{"quiescent", OnFailure::kQuiescent},
-                                                    {"remove", OnFailure::kRemove}})) {
+    if (auto f = r.choice<OnFailure>(
+            "on_failure", {{"quiescent", OnFailure::kQuiescent}, {"remove", OnFailure::kRemove}})) {
       vs.on_failure = *f;
     }
     if (auto s = r.string("fallback")) {
@@ -562,8 +584,8 @@ class Loader {
       TableReader rr(*t, "virtual_server.real_server", ctx_, true);
       int before = ctx_.diags.errorCount();
       vs.real_servers.push_back(readRealServer(rr, vs));
-      pos.reals.push_back({rr.where("address"), rr.where("forwarding"),
-                           ctx_.diags.errorCount() == before});
+      pos.reals.push_back(
+          {rr.where("address"), rr.where("forwarding"), ctx_.diags.errorCount() == before});
     }
     pos.ok = vs.address.has_value() != vs.fwmark.has_value();
     r.finish();
@@ -572,9 +594,8 @@ class Loader {
   }
 
   std::optional<Forwarding> readForwarding(TableReader& r, std::string_view key) {
-    return r.choice<Forwarding>(key, {{"nat", Forwarding::kNat},
-                                      {"dr", Forwarding::kDr},
-                                      {"tun", Forwarding::kTun}});
+    return r.choice<Forwarding>(
+        key, {{"nat", Forwarding::kNat}, {"dr", Forwarding::kDr}, {"tun", Forwarding::kTun}});
   }
 
   std::optional<IpAddress> readNetmask(TableReader& r, const toml::node& n, Family family) {
@@ -634,9 +655,9 @@ class Loader {
     }
     if (auto f = readForwarding(r, "forwarding")) rs.forwarding = *f;
     bool tun = rs.forwarding == Forwarding::kTun;
-    if (auto t = r.choice<TunnelType>("tunnel_type", {{"ipip", TunnelType::kIpip},
-                                                      {"gue", TunnelType::kGue},
-                                                      {"gre", TunnelType::kGre}})) {
+    if (auto t = r.choice<TunnelType>(
+            "tunnel_type",
+            {{"ipip", TunnelType::kIpip}, {"gue", TunnelType::kGue}, {"gre", TunnelType::kGre}})) {
       rs.tunnel_type = *t;
     }
     auto tunnel_port = r.integer("tunnel_port", 1, 65535);
@@ -665,13 +686,13 @@ class Loader {
   Check readCheck(TableReader& r, const Check& base) {
     Check c = base;
     if (auto t = r.choice<CheckType>("type", {{"none", CheckType::kNone},
-                                             {"tcp", CheckType::kTcp},
-                                             {"http", CheckType::kHttp},
-                                             {"https", CheckType::kHttps},
-                                             {"udp", CheckType::kUdp},
-                                             {"dns", CheckType::kDns},
-                                             {"smtp", CheckType::kSmtp},
-                                             {"exec", CheckType::kExec}})) {
+                                              {"tcp", CheckType::kTcp},
+                                              {"http", CheckType::kHttp},
+                                              {"https", CheckType::kHttps},
+                                              {"udp", CheckType::kUdp},
+                                              {"dns", CheckType::kDns},
+                                              {"smtp", CheckType::kSmtp},
+                                              {"exec", CheckType::kExec}})) {
       c.type = *t;
     }
     if (auto d = r.duration("interval", 100ms, 1h)) c.interval = *d;
@@ -686,8 +707,8 @@ class Loader {
     };
     // Type options are read only where they apply; elsewhere finish() explains why not.
     if (owns("method")) {
-      if (auto m = r.choice<HttpMethod>("method", {{"GET", HttpMethod::kGet},
-                                                   {"HEAD", HttpMethod::kHead}})) {
+      if (auto m = r.choice<HttpMethod>("method",
+                                        {{"GET", HttpMethod::kGet}, {"HEAD", HttpMethod::kHead}})) {
         c.method = *m;
       }
       if (auto s = r.string("path")) {
@@ -749,16 +770,19 @@ class Loader {
     }
 
     if (c.type == CheckType::kDns && c.query_name.empty()) {
-      error(r.where(), "[" + r.path() + "] is a dns check without query_name; add "
-                       "query_name = \"www.example.com\"");
+      error(r.where(), "[" + r.path() +
+                           "] is a dns check without query_name; add "
+                           "query_name = \"www.example.com\"");
     }
     if (c.type == CheckType::kExec && !c.command && !r.has("command")) {
-      error(r.where(), "[" + r.path() + "] is an exec check without command; add "
-                       "command = [\"/path/to/check\", \"arg\"]");
+      error(r.where(), "[" + r.path() +
+                           "] is an exec check without command; add "
+                           "command = [\"/path/to/check\", \"arg\"]");
     }
     if (c.type == CheckType::kUdp && c.payload.empty()) {
-      error(r.where(), "[" + r.path() + "] is a udp check without payload; add payload = "
-                       "\"...\" (a UDP service answers only when asked something)");
+      error(r.where(), "[" + r.path() +
+                           "] is a udp check without payload; add payload = "
+                           "\"...\" (a UDP service answers only when asked something)");
     }
     CheckType type = c.type;
     r.finish([type, &r](const std::string& key) -> std::string {
@@ -800,8 +824,9 @@ class Loader {
     if (auto b = r.boolean("enabled")) s.enabled = *b;
     if (auto v = r.string("interface")) s.interface = *v;
     if (s.enabled && s.interface.empty()) {
-      error(r.where(), "[sync] is enabled without an interface; add interface = \"eth1\" "
-                       "(the link the directors share for connection sync)");
+      error(r.where(),
+            "[sync] is enabled without an interface; add interface = \"eth1\" "
+            "(the link the directors share for connection sync)");
     }
     if (auto v = r.integer("sync_id", 0, 255)) s.sync_id = static_cast<int>(*v);
     if (auto a = r.address("multicast_group")) {
@@ -821,8 +846,8 @@ class Loader {
   }
 
   void readIpvs(TableReader r, Ipvs& i) {
-    if (auto m = r.choice<IpvsManage>("manage", {{"owned", IpvsManage::kOwned},
-                                                 {"all", IpvsManage::kAll}})) {
+    if (auto m = r.choice<IpvsManage>("manage",
+                                      {{"owned", IpvsManage::kOwned}, {"all", IpvsManage::kAll}})) {
       i.manage = *m;
     }
     if (auto d = r.duration("monitor_interval", 100ms, 1h)) i.monitor_interval = *d;
@@ -844,15 +869,16 @@ class Loader {
 
   void readControl(TableReader r, Control& c) {
     if (auto v = r.string("group")) {
-      if (v->empty()) r.badValue("group", "the group is empty", "name a unix group, e.g. \"root\"");
-      else c.group = *v;
+      if (v->empty())
+        r.badValue("group", "the group is empty", "name a unix group, e.g. \"root\"");
+      else
+        c.group = *v;
     }
     if (auto v = r.string("ipc_name")) {
-      bool ok = !v->empty() && v->size() <= 64 &&
-                std::all_of(v->begin(), v->end(), [](char ch) {
-                  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                         (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
-                });
+      bool ok = !v->empty() && v->size() <= 64 && std::all_of(v->begin(), v->end(), [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+               ch == '-' || ch == '_' || ch == '.';
+      });
       if (!ok) {
         r.badValue("ipc_name", "\"" + *v + "\" is not a usable IPC name",
                    "use 1 to 64 letters, digits, '-', '_' or '.'");
@@ -895,8 +921,9 @@ class Loader {
     std::set<std::string> names;
     for (size_t i = 0; i < cfg.nodes.size(); ++i) {
       if (!names.insert(cfg.nodes[i].name).second) {
-        error(node_pos_[i], "node \"" + cfg.nodes[i].name + "\" is defined twice; each "
-                            "[[node]] needs its own name");
+        error(node_pos_[i], "node \"" + cfg.nodes[i].name +
+                                "\" is defined twice; each "
+                                "[[node]] needs its own name");
       }
     }
   }
@@ -904,17 +931,19 @@ class Loader {
   void checkKeys(const Config& cfg) {
     for (size_t i = 0; i < cfg.cluster.keys.size(); ++i) {
       const AuthKey& k = cfg.cluster.keys[i];
-      std::string path = k.file.empty() || k.file.front() == '/'
-                             ? k.file
-                             : dirOf(ctx_.file) + "/" + k.file;
+      std::string path =
+          k.file.empty() || k.file.front() == '/' ? k.file : dirOf(ctx_.file) + "/" + k.file;
       auto info = files_.stat(path);
       std::string id = "key " + std::to_string(k.id);
       if (!info) {
-        error(key_pos_[i], id + ": the key file " + path + " does not exist; create it with "
-                           "`tandem keygen " + path + "` and copy it to every node");
+        error(key_pos_[i], id + ": the key file " + path +
+                               " does not exist; create it with "
+                               "`tandem keygen " +
+                               path + "` and copy it to every node");
       } else if (!info->regular) {
-        error(key_pos_[i], id + ": " + path + " is not a regular file; point file at the key "
-                           "written by `tandem keygen`");
+        error(key_pos_[i], id + ": " + path +
+                               " is not a regular file; point file at the key "
+                               "written by `tandem keygen`");
       } else if ((info->mode & 077) != 0) {
         char mode[16];
         std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info->mode & 07777));
@@ -922,9 +951,10 @@ class Loader {
                                ", so its group or others have access; run `chmod 0600 " + path +
                                "`");
       } else if (info->size < 16 || info->size > 4096) {
-        error(key_pos_[i], id + ": the key file " + path + " has " +
-                               std::to_string(info->size) + " bytes; a key has 16 to 4096 "
-                               "bytes, write a new one with `tandem keygen " + path + "`");
+        error(key_pos_[i], id + ": the key file " + path + " has " + std::to_string(info->size) +
+                               " bytes; a key has 16 to 4096 "
+                               "bytes, write a new one with `tandem keygen " +
+                               path + "`");
       }
     }
   }
@@ -947,7 +977,8 @@ class Loader {
         error(vip_pos_[i].interface,
               "VIP " + v.address.toString() + " is on interface \"" + v.interface +
                   "\", which no [[node]] lists; add it to the interfaces of the nodes that may "
-                  "carry it" + (all.empty() ? std::string() : " (they list " + quoted(all) + ")"));
+                  "carry it" +
+                  (all.empty() ? std::string() : " (they list " + quoted(all) + ")"));
       }
     }
   }
@@ -977,18 +1008,18 @@ class Loader {
                                std::to_string(vs_pos_[it->second].address.line) +
                                "); merge them into one [[virtual_server]]");
       }
-      bool vips_ok = std::all_of(vip_pos_.begin(), vip_pos_.end(),
-                                 [](const VipPos& v) { return v.ok; });
+      bool vips_ok =
+          std::all_of(vip_pos_.begin(), vip_pos_.end(), [](const VipPos& v) { return v.ok; });
       if (vs.address && vips_ok && !coveredByVip(cfg, vs.address->address)) {
         warning(pos.address, "virtual server " + vs.address->toString() +
                                  " is not on a VIP; it will not move with the active director "
-                                 "(add a [[vip]] for " + vs.address->address.toString() +
-                                 " if it should)");
+                                 "(add a [[vip]] for " +
+                                 vs.address->address.toString() + " if it should)");
       }
       Family fam = vs.family();
       if (vs.fallback && vs.fallback->address.family != fam) {
-        error(pos.fallback, std::string(familyName(vs.fallback->address.family)) +
-                                " fallback " + vs.fallback->toString() + " cannot serve the " +
+        error(pos.fallback, std::string(familyName(vs.fallback->address.family)) + " fallback " +
+                                vs.fallback->toString() + " cannot serve the " +
                                 std::string(familyName(fam)) + " service " + vs.name +
                                 "; use a fallback of the service's family");
       }
@@ -1005,8 +1036,8 @@ class Loader {
                                   "); remove one");
         }
         if (rs.address.address.family != fam && rs.forwarding != Forwarding::kTun) {
-          error(rpos.address, std::string(familyName(rs.address.address.family)) +
-                                  " real server " + rs.address.toString() + " under the " +
+          error(rpos.address, std::string(familyName(rs.address.address.family)) + " real server " +
+                                  rs.address.toString() + " under the " +
                                   std::string(familyName(fam)) + " service " + vs.name +
                                   " cannot work with " + forwardingName(rs.forwarding) +
                                   " forwarding; use a real server of the service's family (only "
@@ -1021,7 +1052,8 @@ class Loader {
         }
         if (!vs.address && rs.forwarding == Forwarding::kNat && rs.address.port == 0) {
           error(rpos.address, "real server " + rs.address.toString() + " of the fwmark service " +
-                                  vs.name + " has no port, which nat forwarding needs; write "
+                                  vs.name +
+                                  " has no port, which nat forwarding needs; write "
                                   "address:port");
         }
       }

@@ -12,13 +12,13 @@ std::string Diagnostic::format() const {
 }
 
 void Diagnostics::error(std::string file, int line, int column, std::string message) {
-  items_.push_back({Diagnostic::Severity::kError, std::move(file), line, column,
-                    std::move(message)});
+  items_.push_back(
+      {Diagnostic::Severity::kError, std::move(file), line, column, std::move(message)});
 }
 
 void Diagnostics::warning(std::string file, int line, int column, std::string message) {
-  items_.push_back({Diagnostic::Severity::kWarning, std::move(file), line, column,
-                    std::move(message)});
+  items_.push_back(
+      {Diagnostic::Severity::kWarning, std::move(file), line, column, std::move(message)});
 }
 
 int Diagnostics::errorCount() const {

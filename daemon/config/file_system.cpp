@@ -19,8 +19,9 @@ Result<std::string> PosixFileSystem::readFile(const std::string& path, size_t ma
   struct stat pre {};
   if (::stat(path.c_str(), &pre) != 0) return fail(errnoError(errno, "cannot open " + path));
   if (!S_ISREG(pre.st_mode)) {
-    return fail(ErrorCode::kInvalidArgument, path + " is not a regular file; give the path of "
-                                                    "a config file");
+    return fail(ErrorCode::kInvalidArgument, path +
+                                                 " is not a regular file; give the path of "
+                                                 "a config file");
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return fail(errnoError(errno, "cannot open " + path));
@@ -43,9 +44,8 @@ Result<std::string> PosixFileSystem::readFile(const std::string& path, size_t ma
     out.append(buf, static_cast<size_t>(n));
     if (out.size() > max_bytes) {
       ::close(fd);
-      return fail(ErrorCode::kInvalidArgument,
-                  "file is larger than " + std::to_string(max_bytes) +
-                      " bytes; a tandem config is at most that big");
+      return fail(ErrorCode::kInvalidArgument, "file is larger than " + std::to_string(max_bytes) +
+                                                   " bytes; a tandem config is at most that big");
     }
   }
   ::close(fd);

@@ -11,16 +11,24 @@ Position positionOf(const toml::source_region& r) {
 
 std::string_view tomlTypeName(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
     case toml::node_type::date:
     case toml::node_type::time:
-    case toml::node_type::date_time: return "a date/time";
-    case toml::node_type::none: break;
+    case toml::node_type::date_time:
+      return "a date/time";
+    case toml::node_type::none:
+      break;
   }
   return "nothing";
 }
@@ -51,12 +59,11 @@ const toml::node* TableReader::get(std::string_view key) {
   return table_.get(key);
 }
 
-void TableReader::wrongType(std::string_view key, const toml::node& n,
-                            std::string_view expected) {
+void TableReader::wrongType(std::string_view key, const toml::node& n, std::string_view expected) {
   Position p = positionOf(n.source());
   ctx_.diags.error(ctx_.file, p.line, p.column,
-               qualified(key) + " is " + std::string(tomlTypeName(n)) + "; it must be " +
-                   std::string(expected));
+                   qualified(key) + " is " + std::string(tomlTypeName(n)) + "; it must be " +
+                       std::string(expected));
 }
 
 void TableReader::badValue(std::string_view key, const std::string& what,
@@ -77,8 +84,8 @@ std::optional<std::string> TableReader::string(std::string_view key, bool requir
     if (required) {
       Position p = where();
       ctx_.diags.error(ctx_.file, p.line, p.column,
-                   header() + " has no " + std::string(key) + "; it is required, add " +
-                       std::string(key) + " = \"...\"");
+                       header() + " has no " + std::string(key) + "; it is required, add " +
+                           std::string(key) + " = \"...\"");
     }
     return std::nullopt;
   }
@@ -118,8 +125,8 @@ std::optional<bool> TableReader::boolean(std::string_view key) {
 std::optional<Millis> TableReader::duration(std::string_view key, Millis min, Millis max) {
   const toml::node* n = get(key);
   if (!n) return std::nullopt;
-  std::string allowed = "a duration from \"" + formatDuration(min) + "\" to \"" +
-                        formatDuration(max) + "\"";
+  std::string allowed =
+      "a duration from \"" + formatDuration(min) + "\" to \"" + formatDuration(max) + "\"";
   if (!n->is_string()) {
     if (n->is_integer() || n->is_floating_point()) {
       wrongType(key, *n, "a duration string with a unit, e.g. \"250ms\", \"2s\" or \"5m\"");

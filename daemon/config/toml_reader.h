@@ -1,5 +1,7 @@
 #pragma once
 
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -7,8 +9,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <toml++/toml.h>
 
 #include "common/duration.h"
 #include "common/ip_address.h"
@@ -45,7 +45,7 @@ class TableReader {
   const std::string& path() const { return path_; }
   // How the table's header is written in the file: [cluster] or [[node]].
   std::string header() const { return array_item_ ? "[[" + path_ + "]]" : "[" + path_ + "]"; }
-  Position where() const;               // the table itself
+  Position where() const;                      // the table itself
   Position where(std::string_view key) const;  // the key's value, or the table if absent
   bool has(std::string_view key) const;
 

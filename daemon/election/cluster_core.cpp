@@ -7,45 +7,59 @@ namespace tandem::election {
 namespace {
 
 bool inElection(Role r) {
-  return r == Role::kBackup || r == Role::kFencing || r == Role::kTakingOver ||
-         r == Role::kActive;
+  return r == Role::kBackup || r == Role::kFencing || r == Role::kTakingOver || r == Role::kActive;
 }
 
-int64_t msBetween(Time a, Time b) {
-  return std::chrono::duration_cast<Millis>(b - a).count();
-}
+int64_t msBetween(Time a, Time b) { return std::chrono::duration_cast<Millis>(b - a).count(); }
 
 }  // namespace
 
 std::string_view wireRoleName(WireRole r) {
   switch (r) {
-    case WireRole::kInit: return "INIT";
-    case WireRole::kBackup: return "BACKUP";
-    case WireRole::kActive: return "ACTIVE";
-    case WireRole::kStandby: return "STANDBY";
-    case WireRole::kFault: return "FAULT";
+    case WireRole::kInit:
+      return "INIT";
+    case WireRole::kBackup:
+      return "BACKUP";
+    case WireRole::kActive:
+      return "ACTIVE";
+    case WireRole::kStandby:
+      return "STANDBY";
+    case WireRole::kFault:
+      return "FAULT";
   }
   return "?";
 }
 
 std::string_view actionKindName(Action::Kind k) {
   switch (k) {
-    case Action::Kind::kStartResources: return "start-resources";
-    case Action::Kind::kStopResources: return "stop-resources";
-    case Action::Kind::kRunFence: return "run-fence";
-    case Action::Kind::kCancelFence: return "cancel-fence";
-    case Action::Kind::kSendHeartbeat: return "send-heartbeat";
-    case Action::Kind::kSendRelease: return "send-release";
-    case Action::Kind::kReannounce: return "reannounce";
-    case Action::Kind::kPersistRole: return "persist-role";
-    case Action::Kind::kLog: return "log";
-    case Action::Kind::kAlarm: return "alarm";
+    case Action::Kind::kStartResources:
+      return "start-resources";
+    case Action::Kind::kStopResources:
+      return "stop-resources";
+    case Action::Kind::kRunFence:
+      return "run-fence";
+    case Action::Kind::kCancelFence:
+      return "cancel-fence";
+    case Action::Kind::kSendHeartbeat:
+      return "send-heartbeat";
+    case Action::Kind::kSendRelease:
+      return "send-release";
+    case Action::Kind::kReannounce:
+      return "reannounce";
+    case Action::Kind::kPersistRole:
+      return "persist-role";
+    case Action::Kind::kLog:
+      return "log";
+    case Action::Kind::kAlarm:
+      return "alarm";
   }
   return "?";
 }
 
 ClusterCore::ClusterCore(CoreConfig config, Time now, Startup startup)
-    : config_(std::move(config)), init_deadline_(now + config_.dead_time), startup_(startup),
+    : config_(std::move(config)),
+      init_deadline_(now + config_.dead_time),
+      startup_(startup),
       epoch_(startup.epoch) {
   for (const auto& [name, priority] : config_.peers) {
     PeerState p;
@@ -70,8 +84,8 @@ Actions ClusterCore::onHeartbeat(Time now, const Heartbeat& hb) {
     out.push_back({Action::Kind::kLog, "peer restarted node=" + p.name});
   }
   if (!p.alive) {
-    out.push_back({Action::Kind::kLog, "peer up node=" + p.name + " role=" +
-                                           std::string(wireRoleName(hb.role))});
+    out.push_back({Action::Kind::kLog,
+                   "peer up node=" + p.name + " role=" + std::string(wireRoleName(hb.role))});
   }
   p.alive = true;
   p.last = hb;
@@ -121,10 +135,9 @@ Actions ClusterCore::onDaemonLeft(Time now, const std::string& peer) {
   auto it = peers_.find(peer);
   if (it == peers_.end() || !it->second.alive) return out;
   it->second.daemon_left_at = now;
-  out.push_back({Action::Kind::kLog,
-                 "peer daemon left the group node=" + peer +
-                     " node_still_member=yes waiting_ms=" +
-                     std::to_string(config_.dead_time.count())});
+  out.push_back({Action::Kind::kLog, "peer daemon left the group node=" + peer +
+                                         " node_still_member=yes waiting_ms=" +
+                                         std::to_string(config_.dead_time.count())});
   return finish(now, std::move(out));
 }
 
@@ -167,8 +180,8 @@ Actions ClusterCore::onStandby(Time now, bool standby) {
   Actions out;
   if (standby != standby_) {
     standby_ = standby;
-    out.push_back({Action::Kind::kLog, std::string("standby ") + (standby ? "on" : "off") +
-                                           " node=" + config_.self});
+    out.push_back({Action::Kind::kLog,
+                   std::string("standby ") + (standby ? "on" : "off") + " node=" + config_.self});
   }
   return finish(now, std::move(out));
 }
@@ -178,8 +191,8 @@ Actions ClusterCore::onMove(Time now, const std::string& target, uint64_t genera
   if (generation <= move_generation_) return out;
   move_generation_ = generation;
   move_target_ = target;
-  out.push_back({Action::Kind::kLog, target.empty() ? std::string("move cleared")
-                                                    : "move requested target=" + target});
+  out.push_back({Action::Kind::kLog,
+                 target.empty() ? std::string("move cleared") : "move requested target=" + target});
   out.push_back({Action::Kind::kSendHeartbeat, ""});
   return finish(now, std::move(out));
 }
@@ -248,8 +261,9 @@ void ClusterCore::expirePeers(Time now, Actions& out) {
     // the kernel; give it dead_time from the leave to come back before taking over.
     if (p.daemon_left_at) expiry = std::max(expiry, *p.daemon_left_at + config_.dead_time);
     if (now >= expiry) {
-      markLost(p, p.daemon_left_at ? "its daemon did not come back within dead_time"
-                                   : "no heartbeat for dead_time",
+      markLost(p,
+               p.daemon_left_at ? "its daemon did not come back within dead_time"
+                                : "no heartbeat for dead_time",
                out);
     }
   }
@@ -280,8 +294,8 @@ Candidate ClusterCore::selfCandidate(Time now) const {
 
 std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
   if (role_ == Role::kInit) {
-    bool all_heard = std::all_of(peers_.begin(), peers_.end(),
-                                 [](const auto& kv) { return kv.second.alive; });
+    bool all_heard =
+        std::all_of(peers_.begin(), peers_.end(), [](const auto& kv) { return kv.second.alive; });
     if (!all_heard && now < init_deadline_) return std::nullopt;
     if (startup_.resources_present && (!startup_.was_active || someoneElseHolds())) {
       last_reason_ = startup_.was_active ? "another node took over while this daemon was away"
@@ -306,10 +320,10 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
     return RoleEvent::kStandbyOff;
   }
   if (!fit && inElection(role_)) {
-    last_reason_ = health_ <= 0            ? "health is 0"
-                   : !tiebreaker_ok_       ? "no tiebreaker target answers"
-                   : !quorate_             ? "quorum lost"
-                                           : "a resource failed";
+    last_reason_ = health_ <= 0      ? "health is 0"
+                   : !tiebreaker_ok_ ? "no tiebreaker target answers"
+                   : !quorate_       ? "quorum lost"
+                                     : "a resource failed";
     return RoleEvent::kHealthLost;
   }
   if (fit && role_ == Role::kFault) {
@@ -400,37 +414,55 @@ void ClusterCore::apply(Time now, RoleEvent ev, Actions& out) {
     backup_since_.reset();
   }
   if (from == Role::kInit) startup_ = Startup{};  // what startup found is now dealt with
-  out.push_back({Action::Kind::kLog, "role change node=" + config_.self + " from=" +
-                                         std::string(roleName(from)) + " to=" +
-                                         std::string(roleName(role_)) + " event=" +
-                                         std::string(roleEventName(ev)) + " reason=\"" +
+  out.push_back({Action::Kind::kLog, "role change node=" + config_.self +
+                                         " from=" + std::string(roleName(from)) +
+                                         " to=" + std::string(roleName(role_)) +
+                                         " event=" + std::string(roleEventName(ev)) + " reason=\"" +
                                          last_reason_ + "\" epoch=" + std::to_string(epoch_)});
   out.push_back({Action::Kind::kPersistRole, std::string(roleName(role_))});
   for (RoleAction a : t->actions) {
     switch (a) {
-      case RoleAction::kStartResources: out.push_back({Action::Kind::kStartResources, ""}); break;
-      case RoleAction::kStopResources: out.push_back({Action::Kind::kStopResources, ""}); break;
+      case RoleAction::kStartResources:
+        out.push_back({Action::Kind::kStartResources, ""});
+        break;
+      case RoleAction::kStopResources:
+        out.push_back({Action::Kind::kStopResources, ""});
+        break;
       case RoleAction::kRunFence:
         out.push_back({Action::Kind::kRunFence, lost_holder_.value_or("")});
         break;
-      case RoleAction::kCancelFence: out.push_back({Action::Kind::kCancelFence, ""}); break;
-      case RoleAction::kAnnounce: out.push_back({Action::Kind::kSendHeartbeat, ""}); break;
-      case RoleAction::kSendRelease: out.push_back({Action::Kind::kSendRelease, move_target_}); break;
-      case RoleAction::kAlarm: out.push_back({Action::Kind::kAlarm, last_reason_}); break;
+      case RoleAction::kCancelFence:
+        out.push_back({Action::Kind::kCancelFence, ""});
+        break;
+      case RoleAction::kAnnounce:
+        out.push_back({Action::Kind::kSendHeartbeat, ""});
+        break;
+      case RoleAction::kSendRelease:
+        out.push_back({Action::Kind::kSendRelease, move_target_});
+        break;
+      case RoleAction::kAlarm:
+        out.push_back({Action::Kind::kAlarm, last_reason_});
+        break;
     }
   }
 }
 
 WireRole ClusterCore::wireRole() const {
   switch (role_) {
-    case Role::kInit: return WireRole::kInit;
+    case Role::kInit:
+      return WireRole::kInit;
     case Role::kBackup:
-    case Role::kFencing: return WireRole::kBackup;
+    case Role::kFencing:
+      return WireRole::kBackup;
     case Role::kTakingOver:
-    case Role::kActive: return WireRole::kActive;
-    case Role::kReleasing: return WireRole::kBackup;
-    case Role::kStandby: return WireRole::kStandby;
-    case Role::kFault: return WireRole::kFault;
+    case Role::kActive:
+      return WireRole::kActive;
+    case Role::kReleasing:
+      return WireRole::kBackup;
+    case Role::kStandby:
+      return WireRole::kStandby;
+    case Role::kFault:
+      return WireRole::kFault;
   }
   return WireRole::kInit;
 }

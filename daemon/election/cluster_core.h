@@ -27,7 +27,7 @@ struct Action {
   enum class Kind {
     kStartResources,
     kStopResources,
-    kRunFence,     // text: the peer to fence
+    kRunFence,  // text: the peer to fence
     kCancelFence,
     kSendHeartbeat,
     kSendRelease,  // text: the node we released to ("" when none in particular)
@@ -97,7 +97,7 @@ class ClusterCore {
   Actions onClearFailures(Time now);
 
   Role role() const { return role_; }
-  Heartbeat heartbeat() const;  // what to send now
+  Heartbeat heartbeat() const;               // what to send now
   std::optional<Time> nextDeadline() const;  // when onTick must run next
   CoreStatus status(Time now) const;
 

@@ -58,8 +58,9 @@ Decision elect(const std::vector<Candidate>& candidates, const Policy& policy,
       }
       if (preferred) return {preferred->name, "failback to the preferred node"};
     }
-    return {keeper->name, holders.size() > 1 ? "several held the resources; the best ranked keeps them"
-                                             : "it holds the resources"};
+    return {keeper->name, holders.size() > 1
+                              ? "several held the resources; the best ranked keeps them"
+                              : "it holds the resources"};
   }
   return {best(able)->name, "best ranked eligible node"};
 }

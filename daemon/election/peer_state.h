@@ -49,7 +49,9 @@ struct PeerState {
   // It is, or is becoming, the ACTIVE: a contender for keeping the resources.
   bool isActive() const { return alive && last && last->role == WireRole::kActive; }
   // It may have resources in the kernel: nobody else may start them until it releases.
-  bool holds() const { return alive && last && (last->role == WireRole::kActive || last->resources_held); }
+  bool holds() const {
+    return alive && last && (last->role == WireRole::kActive || last->resources_held);
+  }
 };
 
 }  // namespace tandem::election

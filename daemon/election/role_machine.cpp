@@ -36,7 +36,9 @@ const std::vector<Row>& table() {
       {R::kFencing, E::kHealthLost, R::kFault, {A::kCancelFence, A::kAnnounce}},
 
       {R::kTakingOver, E::kResourcesStarted, R::kActive, {A::kAnnounce}},
-      {R::kTakingOver, E::kResourceFailed, R::kReleasing,
+      {R::kTakingOver,
+       E::kResourceFailed,
+       R::kReleasing,
        {A::kAlarm, A::kStopResources, A::kAnnounce}},
       {R::kTakingOver, E::kNotElected, R::kReleasing, {A::kStopResources, A::kAnnounce}},
       {R::kTakingOver, E::kStandbyOn, R::kReleasing, {A::kStopResources, A::kAnnounce}},
@@ -45,8 +47,7 @@ const std::vector<Row>& table() {
       {R::kActive, E::kNotElected, R::kReleasing, {A::kStopResources, A::kAnnounce}},
       {R::kActive, E::kStandbyOn, R::kReleasing, {A::kStopResources, A::kAnnounce}},
       {R::kActive, E::kHealthLost, R::kReleasing, {A::kStopResources, A::kAnnounce}},
-      {R::kActive, E::kResourceFailed, R::kReleasing,
-       {A::kAlarm, A::kStopResources, A::kAnnounce}},
+      {R::kActive, E::kResourceFailed, R::kReleasing, {A::kAlarm, A::kStopResources, A::kAnnounce}},
 
       {R::kReleasing, E::kResourcesStopped, R::kBackup, {A::kSendRelease, A::kAnnounce}},
       // A stop that fails leaves resources we cannot account for: stay out of the election and
@@ -76,48 +77,78 @@ bool holdsResources(Role r) {
 
 std::string_view roleName(Role r) {
   switch (r) {
-    case Role::kInit: return "INIT";
-    case Role::kBackup: return "BACKUP";
-    case Role::kFencing: return "FENCING";
-    case Role::kTakingOver: return "TAKING_OVER";
-    case Role::kActive: return "ACTIVE";
-    case Role::kReleasing: return "RELEASING";
-    case Role::kStandby: return "STANDBY";
-    case Role::kFault: return "FAULT";
+    case Role::kInit:
+      return "INIT";
+    case Role::kBackup:
+      return "BACKUP";
+    case Role::kFencing:
+      return "FENCING";
+    case Role::kTakingOver:
+      return "TAKING_OVER";
+    case Role::kActive:
+      return "ACTIVE";
+    case Role::kReleasing:
+      return "RELEASING";
+    case Role::kStandby:
+      return "STANDBY";
+    case Role::kFault:
+      return "FAULT";
   }
   return "?";
 }
 
 std::string_view roleEventName(RoleEvent e) {
   switch (e) {
-    case E::kInitDone: return "init-done";
-    case E::kResumeActive: return "resume-active";
-    case E::kReleaseOrphans: return "release-orphans";
-    case E::kElected: return "elected";
-    case E::kElectedNeedsFence: return "elected-needs-fence";
-    case E::kNotElected: return "not-elected";
-    case E::kFenceDone: return "fence-done";
-    case E::kFenceFailed: return "fence-failed";
-    case E::kResourcesStarted: return "resources-started";
-    case E::kResourcesStopped: return "resources-stopped";
-    case E::kResourceFailed: return "resource-failed";
-    case E::kStandbyOn: return "standby-on";
-    case E::kStandbyOff: return "standby-off";
-    case E::kHealthLost: return "health-lost";
-    case E::kHealthBack: return "health-back";
+    case E::kInitDone:
+      return "init-done";
+    case E::kResumeActive:
+      return "resume-active";
+    case E::kReleaseOrphans:
+      return "release-orphans";
+    case E::kElected:
+      return "elected";
+    case E::kElectedNeedsFence:
+      return "elected-needs-fence";
+    case E::kNotElected:
+      return "not-elected";
+    case E::kFenceDone:
+      return "fence-done";
+    case E::kFenceFailed:
+      return "fence-failed";
+    case E::kResourcesStarted:
+      return "resources-started";
+    case E::kResourcesStopped:
+      return "resources-stopped";
+    case E::kResourceFailed:
+      return "resource-failed";
+    case E::kStandbyOn:
+      return "standby-on";
+    case E::kStandbyOff:
+      return "standby-off";
+    case E::kHealthLost:
+      return "health-lost";
+    case E::kHealthBack:
+      return "health-back";
   }
   return "?";
 }
 
 std::string_view roleActionName(RoleAction a) {
   switch (a) {
-    case A::kStartResources: return "start-resources";
-    case A::kStopResources: return "stop-resources";
-    case A::kRunFence: return "run-fence";
-    case A::kCancelFence: return "cancel-fence";
-    case A::kAnnounce: return "announce";
-    case A::kSendRelease: return "send-release";
-    case A::kAlarm: return "alarm";
+    case A::kStartResources:
+      return "start-resources";
+    case A::kStopResources:
+      return "stop-resources";
+    case A::kRunFence:
+      return "run-fence";
+    case A::kCancelFence:
+      return "cancel-fence";
+    case A::kAnnounce:
+      return "announce";
+    case A::kSendRelease:
+      return "send-release";
+    case A::kAlarm:
+      return "alarm";
   }
   return "?";
 }

@@ -34,7 +34,7 @@ enum class RoleEvent : uint8_t {
   kFenceFailed,
   kResourcesStarted,
   kResourcesStopped,
-  kResourceFailed,     // a start, stop or monitor failed
+  kResourceFailed,  // a start, stop or monitor failed
   kStandbyOn,
   kStandbyOff,
   kHealthLost,
@@ -47,9 +47,9 @@ enum class RoleAction : uint8_t {
   kStopResources,
   kRunFence,
   kCancelFence,
-  kAnnounce,    // send a heartbeat now: our role changed
-  kSendRelease, // tell the peers we released (a planned handover's confirmation)
-  kAlarm,       // something an operator must look at
+  kAnnounce,     // send a heartbeat now: our role changed
+  kSendRelease,  // tell the peers we released (a planned handover's confirmation)
+  kAlarm,        // something an operator must look at
 };
 
 struct Transition {

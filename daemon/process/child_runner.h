@@ -19,9 +19,9 @@ struct CommandLine {
 
 struct ChildResult {
   bool timed_out = false;
-  int exit_code = -1;    // when it exited
-  int term_signal = 0;   // when a signal ended it
-  std::string output;    // the start of its stdout and stderr, for the log
+  int exit_code = -1;   // when it exited
+  int term_signal = 0;  // when a signal ended it
+  std::string output;   // the start of its stdout and stderr, for the log
   bool ok() const { return !timed_out && term_signal == 0 && exit_code == 0; }
   std::string describe() const;  // "exit 0", "killed by signal 9", "timed out after 30s"
 };

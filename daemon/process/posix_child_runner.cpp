@@ -104,9 +104,10 @@ class PosixChild final : public ChildHandle {
 
 }  // namespace
 
-Result<std::unique_ptr<ChildHandle>> PosixChildRunner::run(
-    const CommandLine& cmd, const std::vector<std::string>& env, Millis timeout,
-    std::function<void(ChildResult)> done) {
+Result<std::unique_ptr<ChildHandle>> PosixChildRunner::run(const CommandLine& cmd,
+                                                           const std::vector<std::string>& env,
+                                                           Millis timeout,
+                                                           std::function<void(ChildResult)> done) {
   if (cmd.argv.empty()) return fail(ErrorCode::kInvalidArgument, "empty command");
   std::vector<std::string> args =
       cmd.via_shell ? std::vector<std::string>{"/bin/sh", "-c", cmd.argv[0]} : cmd.argv;

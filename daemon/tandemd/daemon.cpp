@@ -163,13 +163,17 @@ void Daemon::finishStop() {
 
 nlohmann::json Daemon::status() {
   if (!cluster_) {
-    return {{"cluster", config_ ? config_->cluster.name : ""}, {"local_node", nullptr},
-            {"active", nullptr}, {"quorate", false}, {"nodes", nlohmann::json::array()}};
+    return {{"cluster", config_ ? config_->cluster.name : ""},
+            {"local_node", nullptr},
+            {"active", nullptr},
+            {"quorate", false},
+            {"nodes", nlohmann::json::array()}};
   }
   ipc::FrameStats stats;
   const wire::FrameCounters& c = cluster_->frameCounters();
   stats.accepted = c.accepted;
-  for (wire::Rejection r : wire::kAllRejections) stats.rejected[std::string(wire::name(r))] = c.of(r);
+  for (wire::Rejection r : wire::kAllRejections)
+    stats.rejected[std::string(wire::name(r))] = c.of(r);
   nlohmann::json j = ipc::statusJson(cluster_->clusterName(), cluster_->status(), stats);
   j["config_generation"] = generation_;
   return j;
@@ -182,8 +186,8 @@ Result<nlohmann::json> Daemon::standby(const std::string& node, bool on) {
     return fail(ErrorCode::kInvalidArgument,
                 "this is " + self + "; put " + node + " in standby on " + node + " itself");
   }
-  logger_.log(LogLevel::kNotice, std::string("operator standby ") + (on ? "on" : "off") + " " +
-                                     kv("node", self));
+  logger_.log(LogLevel::kNotice,
+              std::string("operator standby ") + (on ? "on" : "off") + " " + kv("node", self));
   cluster_->setStandby(on);
   return nlohmann::json{{"node", self}, {"standby", on}};
 }
@@ -196,7 +200,8 @@ Result<nlohmann::json> Daemon::move(const std::string& target) {
   }
   logger_.log(LogLevel::kNotice, "operator move " + kv("target", target.empty() ? "-" : target));
   cluster_->move(target);
-  return nlohmann::json{{"target", target.empty() ? nlohmann::json(nullptr) : nlohmann::json(target)}};
+  return nlohmann::json{
+      {"target", target.empty() ? nlohmann::json(nullptr) : nlohmann::json(target)}};
 }
 
 Result<nlohmann::json> Daemon::clear() {

@@ -1,17 +1,15 @@
 // tandemd: the tandem director daemon. This file is the shell: it parses the command line,
 // builds the real OS pieces (qb_loop, sd_notify, qb_log, the file system) and hands them to
 // Daemon, which holds all the behaviour.
+#include <openssl/rand.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
-
-#include <openssl/rand.h>
-
-#include <chrono>
 
 #include "cluster/cluster_node.h"
 #include "config/config_loader.h"
@@ -21,8 +19,8 @@
 #include "corosync/quorum_watch.h"
 #include "ipc/ipc_server.h"
 #include "ipc/posix_user_db.h"
-#include "process/posix_child_runner.h"
 #include "loop/qb_dispatcher.h"
+#include "process/posix_child_runner.h"
 #include "tandemd/daemon.h"
 #include "tandemd/daemonize.h"
 #include "tandemd/qb_logger.h"
@@ -69,11 +67,16 @@ class QuorumForwarder final : public corosync::QuorumListener {
 
 tandemd::LogLevel levelOf(cluster::Severity s) {
   switch (s) {
-    case cluster::Severity::kError: return tandemd::LogLevel::kError;
-    case cluster::Severity::kWarning: return tandemd::LogLevel::kWarning;
-    case cluster::Severity::kNotice: return tandemd::LogLevel::kNotice;
-    case cluster::Severity::kInfo: return tandemd::LogLevel::kInfo;
-    case cluster::Severity::kDebug: return tandemd::LogLevel::kDebug;
+    case cluster::Severity::kError:
+      return tandemd::LogLevel::kError;
+    case cluster::Severity::kWarning:
+      return tandemd::LogLevel::kWarning;
+    case cluster::Severity::kNotice:
+      return tandemd::LogLevel::kNotice;
+    case cluster::Severity::kInfo:
+      return tandemd::LogLevel::kInfo;
+    case cluster::Severity::kDebug:
+      return tandemd::LogLevel::kDebug;
   }
   return tandemd::LogLevel::kInfo;
 }
@@ -82,7 +85,8 @@ uint64_t newIncarnation() {
   uint16_t random = 0;
   RAND_bytes(reinterpret_cast<unsigned char*>(&random), sizeof random);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::system_clock::now().time_since_epoch()).count();
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
   return wire::makeIncarnation(static_cast<uint64_t>(ms), random);
 }
 
@@ -121,20 +125,23 @@ int runDaemon(std::string path, bool foreground, const std::string& node_name) {
   process::PosixChildRunner children(**dispatcher);
   QuorumForwarder quorum_forwarder(logger);
   std::unique_ptr<corosync::QuorumWatch> quorum;
-  options.make_cluster = [&](const config::Config& cfg)
-      -> Result<std::unique_ptr<cluster::ClusterNode>> {
+  options.make_cluster =
+      [&](const config::Config& cfg) -> Result<std::unique_ptr<cluster::ClusterNode>> {
     loop::Dispatcher& d = **dispatcher;
-    cluster::NodeEnv env{d, children,
-                         [&logger](cluster::Severity s, const std::string& line) {
-                           logger.log(levelOf(s), line);
-                         },
-                         [&d, group = cfg.cluster.group](corosync::GroupBusListener& l)
-                             -> Result<std::unique_ptr<corosync::GroupBus>> {
-                           auto bus = corosync::CpgBus::create(d, l, group);
-                           if (!bus) return fail(bus.error());
-                           return std::unique_ptr<corosync::GroupBus>(std::move(*bus));
-                         },
-                         {}, newIncarnation(), cfg.daemon.state_dir, std::nullopt};
+    cluster::NodeEnv env{
+        d,
+        children,
+        [&logger](cluster::Severity s, const std::string& line) { logger.log(levelOf(s), line); },
+        [&d, group = cfg.cluster.group](
+            corosync::GroupBusListener& l) -> Result<std::unique_ptr<corosync::GroupBus>> {
+          auto bus = corosync::CpgBus::create(d, l, group);
+          if (!bus) return fail(bus.error());
+          return std::unique_ptr<corosync::GroupBus>(std::move(*bus));
+        },
+        {},
+        newIncarnation(),
+        cfg.daemon.state_dir,
+        std::nullopt};
     if (auto nodes = corosync::readNodelist(); nodes) {
       env.nodelist = std::move(*nodes);
     } else {

@@ -87,11 +87,18 @@ void ResourceChain::runStep() {
   timeout_->arm(r.timeout());
   auto cb = [this, token](Result<void> res) { stepDone(token, std::move(res)); };
   switch (op_) {
-    case Op::kStart: r.start(cb); break;
-    case Op::kMonitor: r.monitor(cb); break;
+    case Op::kStart:
+      r.start(cb);
+      break;
+    case Op::kMonitor:
+      r.monitor(cb);
+      break;
     case Op::kStop:
-    case Op::kRollback: r.stop(cb); break;
-    case Op::kIdle: break;
+    case Op::kRollback:
+      r.stop(cb);
+      break;
+    case Op::kIdle:
+      break;
   }
 }
 
@@ -114,8 +121,8 @@ void ResourceChain::stepDone(uint64_t token, Result<void> r) {
     case Op::kStart:
       if (!r) {
         // Undo what started, in reverse, then report why the start failed.
-        rollback_cause_ = Error{r.error().code, std::string(resources_[index_]->name()) +
-                                                    ": " + r.error().message};
+        rollback_cause_ = Error{r.error().code,
+                                std::string(resources_[index_]->name()) + ": " + r.error().message};
         op_ = Op::kRollback;
         // index_ is the failed one: it may be half there, so it is stopped too.
         ++index_;
@@ -139,7 +146,8 @@ void ResourceChain::stepDone(uint64_t token, Result<void> r) {
                             std::string(resources_[index_]->name()) + ": " + r.error().message);
       }
       break;
-    case Op::kIdle: return;
+    case Op::kIdle:
+      return;
   }
   runStep();
 }

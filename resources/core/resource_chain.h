@@ -39,11 +39,11 @@ class ResourceChain {
   std::vector<std::unique_ptr<Resource>> resources_;
   std::unique_ptr<loop::Timer> timeout_;
   Op op_ = Op::kIdle;
-  size_t index_ = 0;       // the step in flight
-  uint64_t token_ = 0;     // identifies the step in flight; late answers carry an old one
+  size_t index_ = 0;    // the step in flight
+  uint64_t token_ = 0;  // identifies the step in flight; late answers carry an old one
   bool in_flight_ = false;
   Done done_;
-  Done queued_stop_;       // a stop that waits for the step in flight
+  Done queued_stop_;  // a stop that waits for the step in flight
   std::optional<Error> rollback_cause_;
   Result<void> stop_result_;
 };

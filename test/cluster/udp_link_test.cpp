@@ -26,7 +26,8 @@ TEST(UdpLink, DeliversFramesBetweenTwoLinksOverBothFamilies) {
   (*b)->setPeers({Endpoint{*IpAddress::parse("127.0.0.1"), (*a)->port()},
                   Endpoint{*IpAddress::parse("::1"), (*a)->port()}});
   std::string frame = "hello";
-  (*b)->send(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size()));
+  (*b)->send(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size()));
   auto guard = (*disp)->createTimer([&] { (*disp)->stop(); });
   guard->arm(5s);
   (*disp)->run();

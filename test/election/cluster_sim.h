@@ -280,14 +280,19 @@ class SimCluster {
           });
           break;
         }
-        case Action::Kind::kReannounce: ++n.reannounces; break;
+        case Action::Kind::kReannounce:
+          ++n.reannounces;
+          break;
         case Action::Kind::kPersistRole:
           n.persisted_role = a.text;
           n.persisted_epoch = n.core ? n.core->heartbeat().epoch : 0;
           break;
-        case Action::Kind::kAlarm: ++n.alarms; break;
+        case Action::Kind::kAlarm:
+          ++n.alarms;
+          break;
         case Action::Kind::kLog:
-        case Action::Kind::kCancelFence: break;
+        case Action::Kind::kCancelFence:
+          break;
       }
       log.push_back(name + ": " + std::string(actionKindName(a.kind)) + " " + a.text);
     }

@@ -1,8 +1,8 @@
 // Simulated clusters of two and three nodes on simulated time: start, crash, restart, power
 // loss, partition and heal, flapping health, failback policies, admin moves and fencing.
-#include <gtest/gtest.h>
-
 #include "cluster_sim.h"
+
+#include <gtest/gtest.h>
 
 namespace tandem::election {
 namespace {
@@ -79,7 +79,8 @@ TEST(ClusterSim, LinkCutIsTakenOverWithinDeadTimeAndHealsToOneActive) {
   EXPECT_LE(*t, 1000ms + 200ms + 20ms);
   EXPECT_EQ(c.activeNodes(), (Names{"lb1", "lb2"})) << "both halves are alone: split brain";
   c.heal();
-  auto healed = c.advanceUntil([&] { return c.activeNodes().size() == 1 && c.holders().size() == 1; }, 5s);
+  auto healed =
+      c.advanceUntil([&] { return c.activeNodes().size() == 1 && c.holders().size() == 1; }, 5s);
   ASSERT_TRUE(healed);
   EXPECT_LE(*healed, 200ms + 20ms + 10ms) << "one releases within one heartbeat";
   EXPECT_EQ(c.activeNodes(), Names{"lb1"}) << "the better ranked holder keeps the resources";
@@ -193,7 +194,9 @@ TEST(ClusterSim, FlappingHealthMovesTheServiceWithoutEverDoublingIt) {
     std::string sick = i % 2 == 0 ? "lb1" : "lb2";
     for (std::string n : {"lb1", "lb2", "lb3"}) {
       int health = n == sick ? 0 : 1000;
-      c.act(n, [health](ClusterCore& core, Time when) { return core.onLocalHealth(when, health, true); });
+      c.act(n, [health](ClusterCore& core, Time when) {
+        return core.onLocalHealth(when, health, true);
+      });
     }
     c.advance(3s);
     EXPECT_EQ(c.activeNodes().size(), 1u) << "round " << i;

@@ -67,16 +67,16 @@ TEST_P(EveryPair, DoesWhatTheTableSays) {
   EXPECT_EQ(got->actions, it->second.actions) << roleName(role) << " + " << roleEventName(event);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    RoleMachine, EveryPair,
-    ::testing::Combine(::testing::Range(0, static_cast<int>(kRoleCount)),
-                       ::testing::Range(0, static_cast<int>(kRoleEventCount))),
-    [](const ::testing::TestParamInfo<std::tuple<int, int>>& p) {
-      std::string n = std::string(roleName(static_cast<R>(std::get<0>(p.param)))) + "_" +
-                      std::string(roleEventName(static_cast<E>(std::get<1>(p.param))));
-      std::replace(n.begin(), n.end(), '-', '_');
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(RoleMachine, EveryPair,
+                         ::testing::Combine(::testing::Range(0, static_cast<int>(kRoleCount)),
+                                            ::testing::Range(0, static_cast<int>(kRoleEventCount))),
+                         [](const ::testing::TestParamInfo<std::tuple<int, int>>& p) {
+                           std::string n =
+                               std::string(roleName(static_cast<R>(std::get<0>(p.param)))) + "_" +
+                               std::string(roleEventName(static_cast<E>(std::get<1>(p.param))));
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 TEST(RoleMachine, ResourcesAreStoppedOnEveryWayOutOfHoldingThem) {
   // Any transition from a holding role to a non-holding one must stop resources first, or

@@ -35,8 +35,8 @@ class ChildRunnerTest : public ::testing::Test {
 };
 
 TEST_F(ChildRunnerTest, ReportsExitCodeAndOutput) {
-  ChildResult r = runToEnd({{"/bin/sh", "-c", "echo fenced $PEER; exit 3"}, false}, 5s,
-                           {"PEER=lb2"});
+  ChildResult r =
+      runToEnd({{"/bin/sh", "-c", "echo fenced $PEER; exit 3"}, false}, 5s, {"PEER=lb2"});
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.output, "fenced lb2\n");

@@ -82,16 +82,15 @@ class ResourceChainTest : public ::testing::Test {
 TEST_F(ResourceChainTest, StartsInOrderAndStopsInReverse) {
   chain_->startAll(record());
   chain_->stopAll(record());
-  EXPECT_EQ(journal_, (std::vector<std::string>{"start a", "start b", "start c", "stop c",
-                                                "stop b", "stop a"}));
+  EXPECT_EQ(journal_, (std::vector<std::string>{"start a", "start b", "start c", "stop c", "stop b",
+                                                "stop a"}));
   EXPECT_EQ(results_, (std::vector<std::string>{"ok", "ok"}));
 }
 
 TEST_F(ResourceChainTest, AFailedStartUndoesWhatStartedThenReportsTheCause) {
   res_[1]->fail_start = true;
   chain_->startAll(record());
-  EXPECT_EQ(journal_,
-            (std::vector<std::string>{"start a", "start b", "stop b", "stop a"}));
+  EXPECT_EQ(journal_, (std::vector<std::string>{"start a", "start b", "stop b", "stop a"}));
   EXPECT_EQ(results_, (std::vector<std::string>{"failed: b: b broke"}));
   EXPECT_FALSE(chain_->anyPresent());
 }
@@ -100,8 +99,8 @@ TEST_F(ResourceChainTest, AStopFailureStillStopsTheRest) {
   chain_->startAll(record());
   res_[1]->fail_stop = true;
   chain_->stopAll(record());
-  EXPECT_EQ(journal_, (std::vector<std::string>{"start a", "start b", "start c", "stop c",
-                                                "stop b", "stop a"}));
+  EXPECT_EQ(journal_, (std::vector<std::string>{"start a", "start b", "start c", "stop c", "stop b",
+                                                "stop a"}));
   EXPECT_EQ(results_.back(), "failed: b: b broke");
 }
 

@@ -35,8 +35,7 @@ class ConfigLoaderTest : public ::testing::Test {
     std::vector<std::string> out;
     for (const auto& d : r.diagnostics.sorted()) {
       out.push_back(std::to_string(d.line) + ":" + std::to_string(d.column) + ": " +
-                    (d.severity == Diagnostic::Severity::kWarning ? "warning: " : "") +
-                    d.message);
+                    (d.severity == Diagnostic::Severity::kWarning ? "warning: " : "") + d.message);
     }
     return out;
   }
@@ -174,10 +173,11 @@ file = "keys/b"
 [[node]]
 name = "lb1"
 )");
-  EXPECT_EQ(lines(r), (std::vector<std::string>{
-                          "10:8: key 2: the key file /etc/tandem/keys/b has mode 0644, so its group or "
-                          "others have access; run `chmod 0600 /etc/tandem/keys/b`",
-                      }));
+  EXPECT_EQ(lines(r),
+            (std::vector<std::string>{
+                "10:8: key 2: the key file /etc/tandem/keys/b has mode 0644, so its group or "
+                "others have access; run `chmod 0600 /etc/tandem/keys/b`",
+            }));
 }
 
 TEST_F(ConfigLoaderTest, SeveralKeysNeedAnActiveOne) {

@@ -17,8 +17,8 @@ TEST(IpAddress, ParsesBothFamiliesAndPrintsThemBack) {
 }
 
 TEST(IpAddress, RejectsNonAddresses) {
-  for (const char* bad : {"", "198.51.100", "198.51.100.256", "host", "1.2.3.4/24", "::g",
-                          "[::1]", " 1.2.3.4"}) {
+  for (const char* bad :
+       {"", "198.51.100", "198.51.100.256", "host", "1.2.3.4/24", "::g", "[::1]", " 1.2.3.4"}) {
     EXPECT_FALSE(IpAddress::parse(bad)) << bad;
   }
 }

@@ -1,5 +1,4 @@
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -12,12 +11,12 @@ namespace {
 nlohmann::json diagnosticsJson(const config::Diagnostics& diags) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& d : diags.sorted()) {
-    out.push_back({{"severity", d.severity == config::Diagnostic::Severity::kError ? "error"
-                                                                                    : "warning"},
-                   {"file", d.file},
-                   {"line", d.line},
-                   {"column", d.column},
-                   {"message", d.message}});
+    out.push_back(
+        {{"severity", d.severity == config::Diagnostic::Severity::kError ? "error" : "warning"},
+         {"file", d.file},
+         {"line", d.line},
+         {"column", d.column},
+         {"message", d.message}});
   }
   return out;
 }

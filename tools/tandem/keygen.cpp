@@ -1,13 +1,12 @@
 #include <fcntl.h>
+#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
-#include <openssl/rand.h>
 
 #include "commands.h"
 
@@ -32,7 +31,8 @@ int keygen(const std::string& path, bool force, const GlobalOptions& global) {
               << (err == EEXIST ? " (pass --force to replace it)" : "") << "\n";
     return kExitFailed;
   }
-  bool ok = ::fchmod(fd, 0600) == 0 && ::write(fd, key, sizeof key) == static_cast<ssize_t>(sizeof key);
+  bool ok =
+      ::fchmod(fd, 0600) == 0 && ::write(fd, key, sizeof key) == static_cast<ssize_t>(sizeof key);
   ok = (::fsync(fd) == 0) && ok;
   ::close(fd);
   OPENSSL_cleanse(key, sizeof key);
