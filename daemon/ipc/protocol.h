@@ -37,7 +37,9 @@
 //   4 clear    {}                            clear failures and an operator's move
 //   5 reload   {}                            re-read the config, as SIGHUP does
 //   6 drain    reserved; answered with an error until it exists
-// Unknown fields are refused, so a typo ("nod") is an error instead of a silent default.
+// Unknown fields are refused, so a typo ("nod") is an error instead of a silent default. A body
+// holding a NUL byte is refused too: JSON text has none, and libqb hands the server the size
+// the header claims, so an overstated size shows up as the receive buffer's zeros.
 //
 // The status response (besides "ok": true):
 //   "cluster":         string, the cluster name

@@ -42,7 +42,7 @@ class ScriptedResource final : public Resource {
       return;
     }
     if (manual) {
-      pending = [this, done, failing](Result<void> r) {
+      pending = [done, failing](Result<void> r) {
         done(failing ? Result<void>(fail(ErrorCode::kIo, "boom")) : r);
       };
       return;

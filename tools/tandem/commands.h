@@ -17,5 +17,6 @@ struct GlobalOptions {
 // Each registers its subcommands on app and sets *exit_code when it runs.
 void addConfigCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addKeygenCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void addStatusCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 
 }  // namespace tandem::cli

@@ -9,10 +9,13 @@ int main(int argc, char** argv) {
   CLI::App app{"tandem: administer a tandem director cluster", "tandem"};
   app.require_subcommand(1);
   GlobalOptions global;
+  // --json anywhere: `tandem --json status` and `tandem status --json` alike.
   app.add_flag("--json", global.json, "print one JSON document instead of text");
+  app.fallthrough();
   int exit_code = kExitOk;
   addConfigCommands(app, global, &exit_code);
   addKeygenCommand(app, global, &exit_code);
+  addStatusCommand(app, global, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,144 @@
+// `tandem status` output, golden-tested: golden/NAME.json is what tandemd answered,
+// golden/NAME.txt exactly what tandem prints. To accept a deliberate change of the output,
+// run with TANDEM_UPDATE_GOLDEN=1 and review the diff of golden/*.txt.
+#include "format_status.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "commands.h"
+
+namespace tandem::cli {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr std::string_view kGoldenDir = GOLDEN_DIR;
+
+fs::path golden(const std::string& file) { return fs::path(kGoldenDir) / file; }
+
+std::string readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The cases below, so that a golden file without a test (or the reverse) is noticed.
+const std::set<std::string>& knownCases() {
+  static const std::set<std::string> cases = {
+      "two-nodes",       "three-nodes-lost-peer",    "no-active",
+      "rejected-frames", "move-standby-never-heard", "partial-document"};
+  return cases;
+}
+
+void expectGolden(const std::string& name) {
+  ASSERT_TRUE(knownCases().count(name)) << name << " is missing from knownCases()";
+  json answer = json::parse(readFile(golden(name + ".json")));
+  CommandOutput output = renderStatus(answer, /*json=*/false);
+  EXPECT_EQ(output.exit_code, kExitOk);
+  EXPECT_EQ(output.err, "");
+  const fs::path expected_path = golden(name + ".txt");
+  if (std::getenv("TANDEM_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(expected_path, std::ios::binary) << output.out;
+    return;
+  }
+  EXPECT_EQ(output.out, readFile(expected_path)) << "golden file " << expected_path;
+}
+
+TEST(StatusGoldenTest, TwoNodeClusterShowsTheActiveAndTheBackup) { expectGolden("two-nodes"); }
+
+TEST(StatusGoldenTest, ThreeNodeClusterShowsALostPeerAndHowLongAgoItWasHeard) {
+  expectGolden("three-nodes-lost-peer");
+}
+
+TEST(StatusGoldenTest, NoActiveNodeAndNoQuorumAreSpelledOut) { expectGolden("no-active"); }
+
+TEST(StatusGoldenTest, NonzeroRejectedFramesAreListedByReason) { expectGolden("rejected-frames"); }
+
+TEST(StatusGoldenTest, PendingMoveStandbyAndNeverHeardPeerAreShown) {
+  expectGolden("move-standby-never-heard");
+}
+
+TEST(StatusGoldenTest, MissingOrMistypedFieldsShowAsQuestionMarks) {
+  expectGolden("partial-document");
+}
+
+TEST(StatusGoldenTest, EveryGoldenInputHasATest) {
+  std::set<std::string> found;
+  for (const auto& entry : fs::directory_iterator(fs::path(kGoldenDir))) {
+    if (entry.path().extension() == ".json") found.insert(entry.path().stem().string());
+  }
+  EXPECT_EQ(found, knownCases());
+}
+
+TEST(StatusRenderTest, JsonOutputIsTheDaemonsAnswerPrettyPrinted) {
+  json answer = json::parse(readFile(golden("three-nodes-lost-peer.json")));
+  CommandOutput output = renderStatus(answer, /*json=*/true);
+  EXPECT_EQ(output.out, answer.dump(2) + "\n");
+  EXPECT_EQ(output.exit_code, kExitOk);
+}
+
+TEST(StatusRenderTest, UnreachableDaemonGoesToStderrWithExitCode3) {
+  Result<json> answer = fail(ErrorCode::kUnavailable,
+                             "cannot reach tandemd (ipc name \"tandem\"): is tandemd running in "
+                             "this network namespace?");
+  CommandOutput text = renderStatus(answer, false);
+  EXPECT_EQ(text.out, "");
+  EXPECT_EQ(text.err,
+            "tandem status: cannot reach tandemd (ipc name \"tandem\"): is tandemd running in "
+            "this network namespace?\n");
+  EXPECT_EQ(text.exit_code, kExitFailed);
+
+  CommandOutput as_json = renderStatus(answer, true);
+  EXPECT_EQ(json::parse(as_json.out),
+            (json{{"ok", false},
+                  {"error",
+                   "cannot reach tandemd (ipc name \"tandem\"): is tandemd running in "
+                   "this network namespace?"},
+                  {"code", "unavailable"}}));
+  EXPECT_EQ(as_json.err, "");
+  EXPECT_EQ(as_json.exit_code, kExitFailed);
+}
+
+TEST(StatusRenderTest, RefusalFromTheDaemonIsReportedWithItsExitCode) {
+  json refused = {{"ok", false}, {"error", "status: not today"}, {"code", "permission-denied"}};
+  CommandOutput text = renderStatus(refused, false);
+  EXPECT_EQ(text.err, "tandem status: status: not today\n");
+  EXPECT_EQ(text.exit_code, kExitFailed);
+  CommandOutput as_json = renderStatus(refused, true);
+  EXPECT_EQ(as_json.out, refused.dump(2) + "\n");
+  EXPECT_EQ(as_json.exit_code, kExitFailed);
+}
+
+TEST(StatusRenderTest, BadRequestMapsToExitCode1AndEverythingElseTo3) {
+  EXPECT_EQ(exitCodeFor(Error{ErrorCode::kInvalidArgument, ""}), kExitInvalid);
+  EXPECT_EQ(exitCodeFor(Error{ErrorCode::kNotFound, ""}), kExitInvalid);
+  EXPECT_EQ(exitCodeFor(Error{ErrorCode::kPermissionDenied, ""}), kExitFailed);
+  EXPECT_EQ(exitCodeFor(Error{ErrorCode::kTimeout, ""}), kExitFailed);
+  EXPECT_EQ(exitCodeFor(Error{ErrorCode::kParse, ""}), kExitFailed);
+}
+
+TEST(FormatAgeTest, PicksAUnitAnOperatorCanReadAtAGlance) {
+  EXPECT_EQ(formatAge(-5), "0ms");
+  EXPECT_EQ(formatAge(0), "0ms");
+  EXPECT_EQ(formatAge(999), "999ms");
+  EXPECT_EQ(formatAge(1000), "1.0s");
+  EXPECT_EQ(formatAge(2460), "2.4s");
+  EXPECT_EQ(formatAge(59999), "59.9s");
+  EXPECT_EQ(formatAge(60000), "1m00s");
+  EXPECT_EQ(formatAge(187340), "3m07s");
+  EXPECT_EQ(formatAge(3725000), "1h02m");
+  EXPECT_EQ(formatAge(90000000), "1d01h");
+}
+
+}  // namespace
+}  // namespace tandem::cli

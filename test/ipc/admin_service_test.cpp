@@ -1,0 +1,173 @@
+// The admin request logic without a socket: bytes and a caller in, a response out, for good
+// requests, garbage, refusals and a misbehaving handler.
+#include "ipc/admin_service.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ipc_fakes.h"
+
+namespace tandem::ipc {
+namespace {
+
+using fakes::FakeAdminHandler;
+using fakes::FakeUserDb;
+using nlohmann::json;
+
+class AdminServiceTest : public ::testing::Test {
+ protected:
+  AdminService service() {
+    auto policy = AccessPolicy::create(users_, "tandem-admin");
+    EXPECT_TRUE(policy.has_value());
+    return AdminService(handler_, std::move(*policy),
+                        [this](std::string_view line) { audit_.emplace_back(line); });
+  }
+
+  // Sends one request and decodes the answer, which must always be a well-formed response.
+  json ask(AdminService& s, const Bytes& request, Peer& peer) {
+    Bytes response = s.handle(request, peer);
+    auto body = decodeResponse(response, rawRequestId(request));
+    EXPECT_TRUE(body.has_value()) << body.error().message;
+    return body ? *body : json();
+  }
+
+  json ask(AdminService& s, RequestId id, const json& body, Peer& peer) {
+    auto request = encodeRequest(id, body);
+    EXPECT_TRUE(request.has_value());
+    return ask(s, *request, peer);
+  }
+
+  FakeAdminHandler handler_;
+  FakeUserDb users_;
+  std::vector<std::string> audit_;
+  Peer root_{Credentials{0, 0, 100}, {}};
+  Peer nobody_{Credentials{65534, 65534, 200}, {}};
+};
+
+TEST_F(AdminServiceTest, StatusAnswersTheHandlersFieldsWithOkTrue) {
+  AdminService s = service();
+  json body = ask(s, RequestId::kStatus, json::object(), nobody_);
+  EXPECT_EQ(body, (json{{"ok", true}, {"cluster", "prod"}, {"local_node", "lb1"}}));
+  EXPECT_TRUE(audit_.empty()) << "reading the status is not worth a log line";
+}
+
+TEST_F(AdminServiceTest, NonJsonRequestGetsAnErrorAnswerWithItsId) {
+  AdminService s = service();
+  Bytes garbage(16 + 7);
+  int32_t id = 1;
+  auto size = static_cast<int32_t>(garbage.size());
+  std::memcpy(garbage.data(), &id, 4);
+  std::memcpy(garbage.data() + 8, &size, 4);
+  std::memcpy(garbage.data() + 16, "garbage", 7);
+  json body = ask(s, garbage, nobody_);
+  EXPECT_EQ(body["ok"], false);
+  EXPECT_EQ(body["code"], "parse");
+  EXPECT_EQ(body["error"], "the request body is not valid JSON (syntax error at byte 1)");
+  EXPECT_TRUE(handler_.calls.empty());
+  ASSERT_EQ(audit_.size(), 1u);
+  EXPECT_EQ(audit_[0],
+            "malformed admin request uid=65534 pid=200 reason=\"the request body is not valid "
+            "JSON (syntax error at byte 1)\"");
+}
+
+TEST_F(AdminServiceTest, TooShortRequestGetsAnErrorAnswer) {
+  AdminService s = service();
+  Bytes response = s.handle(Bytes{1, 2, 3}, nobody_);
+  auto body = decodeResponse(response, 0);
+  ASSERT_TRUE(body.has_value()) << body.error().message;
+  EXPECT_EQ((*body)["ok"], false);
+  EXPECT_NE((*body)["error"].get<std::string>().find("truncated request"), std::string::npos);
+}
+
+TEST_F(AdminServiceTest, RefusedStandbyNeverReachesTheHandler) {
+  AdminService s = service();
+  json body = ask(s, RequestId::kStandby, standbyBody({"lb1", true}), nobody_);
+  EXPECT_EQ(body["ok"], false);
+  EXPECT_EQ(body["code"], "permission-denied");
+  EXPECT_NE(body["error"].get<std::string>().find(
+                "permission denied: user uid 65534 (uid 65534) is not root and not in group "
+                "tandem-admin"),
+            std::string::npos)
+      << body["error"];
+  EXPECT_TRUE(handler_.calls.empty());
+  ASSERT_EQ(audit_.size(), 1u);
+  EXPECT_EQ(audit_[0].rfind("admin request refused request=standby uid=65534 pid=200", 0), 0u)
+      << audit_[0];
+}
+
+TEST_F(AdminServiceTest, AllowedChangeReachesTheHandlerAndIsLoggedWithWhoAskedIt) {
+  AdminService s = service();
+  handler_.answer = json{{"standby", true}};
+  json body = ask(s, RequestId::kStandby, standbyBody({"lb2", true}), root_);
+  EXPECT_EQ(body, (json{{"ok", true}, {"standby", true}}));
+  EXPECT_EQ(handler_.calls, std::vector<std::string>{"standby lb2 on"});
+  ASSERT_EQ(audit_.size(), 1u);
+  EXPECT_EQ(
+      audit_[0],
+      R"(admin request request=standby uid=0 pid=100 body={"node":"lb2","on":true} result=ok)");
+}
+
+TEST_F(AdminServiceTest, EachRequestReachesItsHandlerMethod) {
+  AdminService s = service();
+  ask(s, RequestId::kMove, moveBody({"lb2"}), root_);
+  ask(s, RequestId::kClear, json::object(), root_);
+  ask(s, RequestId::kReload, json::object(), root_);
+  ask(s, RequestId::kStandby, standbyBody({"lb1", false}), root_);
+  EXPECT_EQ(handler_.calls,
+            (std::vector<std::string>{"move lb2", "clear", "reload", "standby lb1 off"}));
+}
+
+TEST_F(AdminServiceTest, BadArgumentsNeverReachTheHandler) {
+  AdminService s = service();
+  json body = ask(s, RequestId::kStandby, json{{"node", "lb1"}, {"on", "yes"}}, root_);
+  EXPECT_EQ(body["ok"], false);
+  EXPECT_EQ(body["code"], "invalid-argument");
+  body = ask(s, RequestId::kStatus, json{{"verbose", true}}, root_);
+  EXPECT_EQ(body["ok"], false);
+  EXPECT_TRUE(handler_.calls.empty());
+}
+
+TEST_F(AdminServiceTest, HandlerErrorBecomesOkFalseWithItsCode) {
+  AdminService s = service();
+  handler_.answer = fail(ErrorCode::kNotFound, "no node \"lb9\" in cluster prod");
+  json body = ask(s, RequestId::kMove, moveBody({"lb9"}), root_);
+  EXPECT_EQ(
+      body,
+      (json{{"ok", false}, {"error", "no node \"lb9\" in cluster prod"}, {"code", "not-found"}}));
+  ASSERT_EQ(audit_.size(), 1u);
+  EXPECT_EQ(audit_[0], R"(admin request request=move uid=0 pid=100 body={"target":"lb9"} )"
+                       R"(result="no node "lb9" in cluster prod")");
+}
+
+TEST_F(AdminServiceTest, HandlerThatThrowsGetsAnInternalErrorAnswerNotACrash) {
+  AdminService s = service();
+  handler_.throw_on_status = true;
+  json body = ask(s, RequestId::kStatus, json::object(), nobody_);
+  EXPECT_EQ(body["ok"], false);
+  EXPECT_EQ(body["code"], "internal");
+  EXPECT_EQ(body["error"],
+            "tandemd failed while answering status: status exploded; see the tandemd log");
+}
+
+TEST_F(AdminServiceTest, DrainIsRefusedToOthersAndUnavailableToRoot) {
+  AdminService s = service();
+  EXPECT_EQ(ask(s, RequestId::kDrain, json::object(), nobody_)["code"], "permission-denied");
+  json body = ask(s, RequestId::kDrain, json::object(), root_);
+  EXPECT_EQ(body["code"], "unavailable");
+  EXPECT_EQ(body["error"], "drain is reserved and not implemented by this tandemd");
+}
+
+TEST_F(AdminServiceTest, AnswerTooLargeForAMessageIsReplacedByAnError) {
+  AdminService s = service();
+  handler_.status_doc = json{{"blob", std::string(kMaxMessageSize, 'x')}};
+  json body = ask(s, RequestId::kStatus, json::object(), nobody_);
+  EXPECT_EQ(body["ok"], false);
+  EXPECT_NE(body["error"].get<std::string>().find("tandemd could not send its answer"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tandem::ipc

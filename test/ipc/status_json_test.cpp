@@ -1,0 +1,42 @@
+// The status document built from the election core's view.
+#include "ipc/status_json.h"
+
+#include <gtest/gtest.h>
+
+namespace tandem::ipc {
+namespace {
+
+using nlohmann::json;
+
+TEST(StatusJsonTest, CoreStatusBecomesTheDocumentedSchema) {
+  election::CoreStatus s;
+  s.local_node = "lb1";
+  s.role = "ACTIVE";
+  s.active = "lb1";
+  s.quorate = true;
+  s.epoch = 7;
+  s.nodes = {{"lb1", "ACTIVE", 150, 1000, false, std::nullopt},
+             {"lb2", "BACKUP", 100, 950, true, 180}};
+  FrameStats frames{1234, {{"bad_signature", 3}, {"replayed", 0}}};
+  json doc = statusJson("prod", s, frames);
+  EXPECT_EQ(doc, json::parse(R"({
+    "cluster": "prod", "local_node": "lb1", "role": "ACTIVE", "active": "lb1",
+    "quorate": true, "epoch": 7, "move_target": "",
+    "nodes": [
+      {"name": "lb1", "role": "ACTIVE", "priority": 150, "health": 1000, "standby": false,
+       "last_heartbeat_ms": null},
+      {"name": "lb2", "role": "BACKUP", "priority": 100, "health": 950, "standby": true,
+       "last_heartbeat_ms": 180}],
+    "accepted_frames": 1234,
+    "rejected_frames": {"bad_signature": 3, "replayed": 0}})"));
+}
+
+TEST(StatusJsonTest, NoActiveIsNull) {
+  election::CoreStatus s;
+  s.local_node = "lb1";
+  EXPECT_TRUE(statusJson("prod", s, {})["active"].is_null());
+  EXPECT_TRUE(statusJson("prod", s, {})["rejected_frames"].is_object());
+}
+
+}  // namespace
+}  // namespace tandem::ipc

@@ -1,0 +1,167 @@
+#include "format_status.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "commands.h"
+#include "ipc/protocol.h"
+
+namespace tandem::cli {
+
+namespace {
+
+using nlohmann::json;
+using Row = std::vector<std::string>;
+
+constexpr std::string_view kUnknown = "?";
+
+std::string textOf(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return std::string(kUnknown);
+  return it->get<std::string>();
+}
+
+std::string numberOf(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end()) return std::string(kUnknown);
+  if (it->is_number_unsigned()) return std::to_string(it->get<uint64_t>());
+  if (it->is_number_integer()) return std::to_string(it->get<int64_t>());
+  return std::string(kUnknown);
+}
+
+std::string yesNo(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_boolean()) return std::string(kUnknown);
+  return it->get<bool>() ? "yes" : "no";
+}
+
+// Health is per-mille; operators read percent.
+std::string percentOf(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) return std::string(kUnknown);
+  int64_t permille = std::max<int64_t>(0, it->get<int64_t>());
+  std::string out = std::to_string(permille / 10);
+  if (permille % 10 != 0) out += "." + std::to_string(permille % 10);
+  return out + "%";
+}
+
+std::string lastHeard(const json& node, const std::string& local_node) {
+  auto it = node.find("last_heartbeat_ms");
+  if (it != node.end() && it->is_number_integer()) return formatAge(it->get<int64_t>()) + " ago";
+  if (it != node.end() && !it->is_null()) return std::string(kUnknown);
+  bool self = local_node != kUnknown && textOf(node, "name") == local_node;
+  return self ? "(local)" : "never";
+}
+
+// Left-aligned columns two spaces apart, without trailing blanks.
+std::string table(const std::vector<Row>& rows) {
+  std::vector<size_t> width;
+  for (const Row& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const Row& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string nodesSection(const json& status, const std::string& local_node) {
+  auto nodes = status.find("nodes");
+  if (nodes == status.end() || !nodes->is_array() || nodes->empty()) {
+    return "(tandemd reported no nodes)\n";
+  }
+  std::vector<Row> rows{{"Node", "Role", "Priority", "Health", "Standby", "Last heartbeat"}};
+  for (const json& n : *nodes) {
+    rows.push_back({textOf(n, "name"), textOf(n, "role"), numberOf(n, "priority"),
+                    percentOf(n, "health"), yesNo(n, "standby"), lastHeard(n, local_node)});
+  }
+  return table(rows);
+}
+
+// Only when something was rejected: zero counters are noise.
+std::string framesSection(const json& status) {
+  auto rejected = status.find("rejected_frames");
+  if (rejected == status.end() || !rejected->is_object()) return "";
+  std::vector<Row> rows;
+  for (const auto& [reason, count] : rejected->items()) {
+    if (count.is_number_unsigned() && count.get<uint64_t>() > 0) {
+      rows.push_back({"  " + reason, std::to_string(count.get<uint64_t>())});
+    }
+  }
+  if (rows.empty()) return "";
+  return "\nRejected frames (" + numberOf(status, "accepted_frames") + " accepted):\n" +
+         table(rows);
+}
+
+std::string failureJson(const Error& error) { return ipc::errorBody(error).dump(2) + "\n"; }
+
+}  // namespace
+
+int exitCodeFor(const Error& error) {
+  switch (error.code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kNotFound:
+      return kExitInvalid;
+    default:
+      return kExitFailed;
+  }
+}
+
+std::string formatAge(int64_t ms) {
+  if (ms < 0) ms = 0;
+  auto two = [](int64_t v) { return (v < 10 ? "0" : "") + std::to_string(v); };
+  if (ms < 1000) return std::to_string(ms) + "ms";
+  if (ms < 60'000) return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + "s";
+  if (ms < 3'600'000) return std::to_string(ms / 60'000) + "m" + two(ms % 60'000 / 1000) + "s";
+  if (ms < 86'400'000) {
+    return std::to_string(ms / 3'600'000) + "h" + two(ms % 3'600'000 / 60'000) + "m";
+  }
+  return std::to_string(ms / 86'400'000) + "d" + two(ms % 86'400'000 / 3'600'000) + "h";
+}
+
+std::string formatStatus(const json& status) {
+  const std::string local_node = textOf(status, "local_node");
+  std::string active = "none (no node holds the VIPs)";
+  if (auto it = status.find("active"); it == status.end() || !(it->is_string() || it->is_null())) {
+    active = std::string(kUnknown);
+  } else if (it->is_string()) {
+    active = it->get<std::string>();
+  }
+  std::vector<Row> head{{"Cluster:", textOf(status, "cluster")},
+                        {"Local node:", local_node + " (" + textOf(status, "role") + ")"},
+                        {"Active:", active},
+                        {"Quorum:", yesNo(status, "quorate")},
+                        {"Epoch:", numberOf(status, "epoch")}};
+  if (auto move = status.find("move_target");
+      move != status.end() && move->is_string() && !move->get<std::string>().empty()) {
+    head.push_back({"Move:", "to " + move->get<std::string>() + " (requested by an operator)"});
+  }
+  return table(head) + "\n" + nodesSection(status, local_node) + framesSection(status);
+}
+
+CommandOutput renderStatus(const Result<json>& answer, bool json_output) {
+  if (!answer) {
+    if (json_output) return {failureJson(answer.error()), "", exitCodeFor(answer.error())};
+    return {"", "tandem status: " + answer.error().message + "\n", exitCodeFor(answer.error())};
+  }
+  auto outcome = ipc::bodyResult(*answer);
+  if (json_output) {
+    return {answer->dump(2, ' ', false, json::error_handler_t::replace) + "\n", "",
+            outcome ? kExitOk : exitCodeFor(outcome.error())};
+  }
+  if (!outcome) {
+    return {"", "tandem status: " + outcome.error().message + "\n", exitCodeFor(outcome.error())};
+  }
+  return {formatStatus(*answer), "", kExitOk};
+}
+
+}  // namespace tandem::cli

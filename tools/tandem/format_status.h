@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/result.h"
+
+// How `tandem` shows what tandemd answered. Pure: JSON in, text and an exit code out, so the
+// output is golden-tested (test/cli/golden) without a daemon.
+namespace tandem::cli {
+
+// A command's whole effect on the terminal.
+struct CommandOutput {
+  std::string out;  // stdout
+  std::string err;  // stderr
+  int exit_code = 0;
+};
+
+// The exit code for a failed daemon command: kExitInvalid when the request itself was wrong
+// (an unknown node, a bad argument), kExitFailed for everything else (unreachable, refused,
+// timed out, the operation failed).
+int exitCodeFor(const Error& error);
+
+// The status document (protocol.h) as a readable summary, in the spirit of crm_mon: the
+// cluster, the local node and who is ACTIVE, then a table of nodes, then any rejected frames.
+// Tolerant: a field that is missing or of the wrong type shows as "?" rather than failing.
+std::string formatStatus(const nlohmann::json& status);
+
+// "180ms", "2.4s", "3m07s", "2h05m": how long ago a heartbeat was heard.
+std::string formatAge(int64_t ms);
+
+// What `tandem status` prints for callDaemon's result: the summary, or with --json the body as
+// tandemd sent it (pretty-printed); a failure or {"ok": false} goes to stderr (or, with
+// --json, as a JSON object to stdout) with its exit code.
+CommandOutput renderStatus(const Result<nlohmann::json>& answer, bool json);
+
+}  // namespace tandem::cli
