@@ -145,7 +145,17 @@ Actions ClusterCore::onNodeLeft(Time now, const std::string& peer) {
   Actions out;
   auto it = peers_.find(peer);
   if (it != peers_.end() && it->second.alive) {
-    markLost(it->second, "left the corosync membership", out);
+    // The ring's verdict can lag (it arrives token + consensus after the fact, possibly after
+    // the link is back) or concern one ring link only. A peer whose heartbeats still arrive is
+    // alive whatever the ring says: the dead timer decides, so a ring stall or a stale
+    // membership change never causes a takeover on its own.
+    if (now - it->second.last_heard < 2 * config_.heartbeat_interval) {
+      out.push_back(
+          {Action::Kind::kLog, "corosync dropped node=" + peer +
+                                   " but its heartbeats still arrive; dead_time decides"});
+    } else {
+      markLost(it->second, "left the corosync membership", out);
+    }
   }
   return finish(now, std::move(out));
 }

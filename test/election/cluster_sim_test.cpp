@@ -254,3 +254,33 @@ TEST(ClusterSim, QuorumGainedTogetherStillElectsThePreferredNode) {
 
 }  // namespace
 }  // namespace tandem::election
+
+namespace tandem::election {
+namespace {
+
+TEST(ClusterSim, AMembershipChangeAloneNeverCausesATakeover) {
+  // The ring drops lb1 (a stall, a stale change, one ring link) while its heartbeats arrive.
+  sim::SimCluster c({{"lb1", 200}, {"lb2", 100}}, {});
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(std::chrono::seconds(5));
+  c.act("lb2", [](ClusterCore& core, Time when) { return core.onNodeLeft(when, "lb1"); });
+  c.advance(std::chrono::seconds(5));
+  EXPECT_EQ(c.activeNodes(), std::vector<std::string>{"lb1"});
+  EXPECT_EQ(c.node("lb2").starts, 0);
+}
+
+TEST(ClusterSim, AMembershipChangeForASilentPeerTakesOverAtOnce) {
+  sim::SimCluster c({{"lb1", 200}, {"lb2", 100}}, {});
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(std::chrono::seconds(5));
+  c.partition({"lb1"});
+  c.advance(std::chrono::milliseconds(500));  // heartbeats stopped 500 ms ago
+  c.act("lb2", [](ClusterCore& core, Time when) { return core.onNodeLeft(when, "lb1"); });
+  c.advance(std::chrono::milliseconds(100));
+  EXPECT_EQ(c.role("lb2"), Role::kActive) << "no need to wait the rest of dead_time";
+}
+
+}  // namespace
+}  // namespace tandem::election
