@@ -45,7 +45,8 @@ const NodeSet& peers() {
 void checkPayloadDecoders(ByteView b) {
   if (Checked<Heartbeat> hb = decodeHeartbeat(b)) {
     auto again = encodeHeartbeat(*hb);
-    if (!again || again->size() > b.size()) __builtin_trap();
+    // A payload from a sender before moves lacks the 9-byte move tail; the re-encoding has it.
+    if (!again || again->size() > b.size() + 9) __builtin_trap();
     Checked<Heartbeat> back = decodeHeartbeat(*again);
     if (!back || !(*back == *hb)) __builtin_trap();
   }
