@@ -9,4 +9,11 @@ const Node* Config::findNode(std::string_view name) const {
   return nullptr;
 }
 
+std::string keyPath(const std::string& source, const AuthKey& key) {
+  if (key.file.empty() || key.file.front() == '/') return key.file;
+  size_t slash = source.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : source.substr(0, slash);
+  return dir + "/" + key.file;
+}
+
 }  // namespace tandem::config

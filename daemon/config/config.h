@@ -175,6 +175,10 @@ struct Daemon {
   std::string log_level = "info";
 };
 
+// A key file's path: as written when absolute (or empty), else against the directory of the
+// config file `source` names. The loader checks it, the daemon reads it: one rule for both.
+std::string keyPath(const std::string& source, const AuthKey& key);
+
 struct Config {
   std::string source;  // the file it was read from
   Cluster cluster;
@@ -187,6 +191,8 @@ struct Config {
   Daemon daemon;
 
   const Node* findNode(std::string_view name) const;
+  // Where a key file is: as written when absolute, else beside the config file.
+  std::string keyPath(const AuthKey& key) const { return config::keyPath(source, key); }
 };
 
 }  // namespace tandem::config

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "common/text.h"
+#include "config/config_validate.h"
 #include "config/toml_reader.h"
 
 namespace tandem::config {
@@ -62,31 +63,6 @@ std::string checkTypeName(CheckType t) {
       return "exec";
   }
   return "?";
-}
-
-std::string forwardingName(Forwarding f) {
-  switch (f) {
-    case Forwarding::kNat:
-      return "nat";
-    case Forwarding::kDr:
-      return "dr";
-    case Forwarding::kTun:
-      return "tun";
-  }
-  return "?";
-}
-
-std::string quoted(const std::vector<std::string>& names) {
-  std::vector<std::string> q;
-  for (const auto& n : names) q.push_back("\"" + n + "\"");
-  return TableReader::alternatives(q);
-}
-
-std::string dirOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
 }
 
 // toml++ 3.3 parses dotted keys recursively, and a key of tens of thousands of parts overflows
@@ -162,7 +138,8 @@ class Loader {
     Config cfg;
     cfg.source = ctx_.file;
     readRoot(root, cfg);
-    crossCheck(cfg);  // also after local errors: all findings at once, not one per run
+    crossCheck(cfg, pos_, files_,
+               ctx_);  // also after local errors: all findings at once, not one per run
     out.known_keys = std::move(ctx_.known_keys);
     out.diagnostics = std::move(ctx_.diags);
     if (!out.diagnostics.hasErrors()) out.config = std::move(cfg);
@@ -186,7 +163,7 @@ class Loader {
     }
     for (const toml::table* t : r.tables("node")) {
       TableReader nr(*t, "node", ctx_, true);
-      node_pos_.push_back(nr.where());
+      pos_.nodes.push_back(nr.where());
       cfg.nodes.push_back(readNode(nr));
     }
     if (cfg.nodes.empty() && !r.has("node")) {
@@ -198,8 +175,8 @@ class Loader {
       TableReader vr(*t, "vip", ctx_, true);
       int before = ctx_.diags.errorCount();
       cfg.vips.push_back(readVip(vr));
-      vip_pos_.push_back({vr.where(), vr.where("address"), vr.where("interface"),
-                          ctx_.diags.errorCount() == before});
+      pos_.vips.push_back({vr.where(), vr.where("address"), vr.where("interface"),
+                           ctx_.diags.errorCount() == before});
     }
     for (const toml::table* t : r.tables("virtual_server")) {
       TableReader vr(*t, "virtual_server", ctx_, true);
@@ -232,7 +209,7 @@ class Loader {
   }
 
   void readCluster(TableReader r, Cluster& c) {
-    cluster_pos_ = r.where();
+    pos_.cluster = r.where();
     if (auto v = r.string("name", true)) {
       if (v->empty()) r.badValue("name", "the name is empty", "give the cluster a name");
       c.name = *v;
@@ -268,12 +245,12 @@ class Loader {
       kr.finish();
       if (!file || file->empty()) continue;  // already reported; nothing to check on disk
       k.file = *file;
-      key_pos_.push_back(kr.where("file"));
+      pos_.keys.push_back(kr.where("file"));
       c.keys.push_back(k);
     }
     if (keys.empty()) {
       c.keys.push_back(AuthKey{1, "/etc/tandem/authkey"});
-      key_pos_.push_back(r.where());
+      pos_.keys.push_back(r.where());
     }
     if (auto v = r.integer("active_key", 1, 65535)) {
       c.active_key = static_cast<uint32_t>(*v);
@@ -589,7 +566,7 @@ class Loader {
     }
     pos.ok = vs.address.has_value() != vs.fwmark.has_value();
     r.finish();
-    vs_pos_.push_back(pos);
+    pos_.virtual_servers.push_back(pos);
     return vs;
   }
 
@@ -909,180 +886,9 @@ class Loader {
     r.finish();
   }
 
-  // Checks that need more than one table at a time.
-  void crossCheck(const Config& cfg) {
-    checkNodes(cfg);
-    checkKeys(cfg);
-    checkVips(cfg);
-    checkVirtualServers(cfg);
-  }
-
-  void checkNodes(const Config& cfg) {
-    std::set<std::string> names;
-    for (size_t i = 0; i < cfg.nodes.size(); ++i) {
-      if (!names.insert(cfg.nodes[i].name).second) {
-        error(node_pos_[i], "node \"" + cfg.nodes[i].name +
-                                "\" is defined twice; each "
-                                "[[node]] needs its own name");
-      }
-    }
-  }
-
-  void checkKeys(const Config& cfg) {
-    for (size_t i = 0; i < cfg.cluster.keys.size(); ++i) {
-      const AuthKey& k = cfg.cluster.keys[i];
-      std::string path =
-          k.file.empty() || k.file.front() == '/' ? k.file : dirOf(ctx_.file) + "/" + k.file;
-      auto info = files_.stat(path);
-      std::string id = "key " + std::to_string(k.id);
-      if (!info) {
-        error(key_pos_[i], id + ": the key file " + path +
-                               " does not exist; create it with "
-                               "`tandem keygen " +
-                               path + "` and copy it to every node");
-      } else if (!info->regular) {
-        error(key_pos_[i], id + ": " + path +
-                               " is not a regular file; point file at the key "
-                               "written by `tandem keygen`");
-      } else if ((info->mode & 077) != 0) {
-        char mode[16];
-        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info->mode & 07777));
-        error(key_pos_[i], id + ": the key file " + path + " has mode " + mode +
-                               ", so its group or others have access; run `chmod 0600 " + path +
-                               "`");
-      } else if (info->size < 16 || info->size > 4096) {
-        error(key_pos_[i], id + ": the key file " + path + " has " + std::to_string(info->size) +
-                               " bytes; a key has 16 to 4096 "
-                               "bytes, write a new one with `tandem keygen " +
-                               path + "`");
-      }
-    }
-  }
-
-  void checkVips(const Config& cfg) {
-    std::set<std::string> interfaces;
-    for (const auto& n : cfg.nodes) interfaces.insert(n.interfaces.begin(), n.interfaces.end());
-    std::map<IpAddress, size_t> seen;
-    for (size_t i = 0; i < cfg.vips.size(); ++i) {
-      const Vip& v = cfg.vips[i];
-      if (!vip_pos_[i].ok) continue;
-      auto [it, fresh] = seen.emplace(v.address.address, i);
-      if (!fresh) {
-        error(vip_pos_[i].address,
-              "VIP " + v.address.address.toString() + " is defined twice (first at line " +
-                  std::to_string(vip_pos_[it->second].address.line) + "); remove one");
-      }
-      if (!v.interface.empty() && !interfaces.count(v.interface)) {
-        std::vector<std::string> all(interfaces.begin(), interfaces.end());
-        error(vip_pos_[i].interface,
-              "VIP " + v.address.toString() + " is on interface \"" + v.interface +
-                  "\", which no [[node]] lists; add it to the interfaces of the nodes that may "
-                  "carry it" +
-                  (all.empty() ? std::string() : " (they list " + quoted(all) + ")"));
-      }
-    }
-  }
-
-  bool coveredByVip(const Config& cfg, const IpAddress& a) {
-    return std::any_of(cfg.vips.begin(), cfg.vips.end(),
-                       [&](const Vip& v) { return v.address.address == a; });
-  }
-
-  void checkVirtualServers(const Config& cfg) {
-    std::map<std::string, size_t> seen;
-    for (size_t i = 0; i < cfg.virtual_servers.size(); ++i) {
-      const VirtualServer& vs = cfg.virtual_servers[i];
-      const VsPos& pos = vs_pos_[i];
-      if (!pos.ok) continue;
-      std::string key;
-      if (vs.address) {
-        static const char* kProto[] = {"tcp", "udp", "sctp"};
-        key = std::string(kProto[static_cast<int>(vs.protocol)]) + " " + vs.address->toString();
-      } else if (vs.fwmark) {
-        key = "fwmark " + std::to_string(*vs.fwmark) + " " +
-              std::string(familyName(vs.fwmark_family));
-      }
-      auto [it, fresh] = seen.emplace(key, i);
-      if (!fresh) {
-        error(pos.address, "virtual server " + key + " is defined twice (first at line " +
-                               std::to_string(vs_pos_[it->second].address.line) +
-                               "); merge them into one [[virtual_server]]");
-      }
-      bool vips_ok =
-          std::all_of(vip_pos_.begin(), vip_pos_.end(), [](const VipPos& v) { return v.ok; });
-      if (vs.address && vips_ok && !coveredByVip(cfg, vs.address->address)) {
-        warning(pos.address, "virtual server " + vs.address->toString() +
-                                 " is not on a VIP; it will not move with the active director "
-                                 "(add a [[vip]] for " +
-                                 vs.address->address.toString() + " if it should)");
-      }
-      Family fam = vs.family();
-      if (vs.fallback && vs.fallback->address.family != fam) {
-        error(pos.fallback, std::string(familyName(vs.fallback->address.family)) + " fallback " +
-                                vs.fallback->toString() + " cannot serve the " +
-                                std::string(familyName(fam)) + " service " + vs.name +
-                                "; use a fallback of the service's family");
-      }
-      std::map<Endpoint, size_t> reals;
-      for (size_t j = 0; j < vs.real_servers.size(); ++j) {
-        const RealServer& rs = vs.real_servers[j];
-        const RealPos& rpos = pos.reals[j];
-        if (!rpos.ok) continue;
-        auto [rit, rfresh] = reals.emplace(rs.address, j);
-        if (!rfresh) {
-          error(rpos.address, "real server " + rs.address.toString() + " is listed twice in " +
-                                  vs.name + " (first at line " +
-                                  std::to_string(pos.reals[rit->second].address.line) +
-                                  "); remove one");
-        }
-        if (rs.address.address.family != fam && rs.forwarding != Forwarding::kTun) {
-          error(rpos.address, std::string(familyName(rs.address.address.family)) + " real server " +
-                                  rs.address.toString() + " under the " +
-                                  std::string(familyName(fam)) + " service " + vs.name +
-                                  " cannot work with " + forwardingName(rs.forwarding) +
-                                  " forwarding; use a real server of the service's family (only "
-                                  "tun forwarding crosses families)");
-        }
-        if (rs.forwarding == Forwarding::kDr && vs.address && rs.address.port != 0 &&
-            rs.address.port != vs.address->port) {
-          error(rpos.address, "real server " + rs.address.toString() +
-                                  " uses dr forwarding, which cannot change the port (" +
-                                  std::to_string(vs.address->port) + "); give it port " +
-                                  std::to_string(vs.address->port) + " or use nat");
-        }
-        if (!vs.address && rs.forwarding == Forwarding::kNat && rs.address.port == 0) {
-          error(rpos.address, "real server " + rs.address.toString() + " of the fwmark service " +
-                                  vs.name +
-                                  " has no port, which nat forwarding needs; write "
-                                  "address:port");
-        }
-      }
-    }
-  }
-
-  // Where each entity stands in the file, and whether it read without error (cross checks
-  // skip the broken ones, whose fields hold defaults and would only add false findings).
-  struct VipPos {
-    Position table, address, interface;
-    bool ok = true;
-  };
-  struct RealPos {
-    Position address, forwarding;
-    bool ok = true;
-  };
-  struct VsPos {
-    Position table, address, fallback;
-    bool ok = true;
-    std::vector<RealPos> reals;
-  };
-
   const FileSystem& files_;
   ReadContext ctx_;
-  Position cluster_pos_;
-  std::vector<Position> node_pos_;
-  std::vector<Position> key_pos_;
-  std::vector<VipPos> vip_pos_;
-  std::vector<VsPos> vs_pos_;
+  Positions pos_;
 };
 
 }  // namespace

@@ -259,4 +259,10 @@ std::string TableReader::alternatives(const std::vector<std::string>& names) {
   return joinAlternatives(names, " or ");
 }
 
+std::string quoted(const std::vector<std::string>& names) {
+  std::vector<std::string> q;
+  for (const auto& n : names) q.push_back("\"" + n + "\"");
+  return TableReader::alternatives(q);
+}
+
 }  // namespace tandem::config

@@ -15,6 +15,7 @@ class FakeFileSystem final : public config::FileSystem {
     files_[path] = File{std::move(contents), mode};
   }
   void remove(const std::string& path) { files_.erase(path); }
+  void clear() { files_.clear(); }
 
   std::optional<config::FileInfo> stat(const std::string& path) const override {
     auto it = files_.find(path);

@@ -4,28 +4,20 @@
 
 #include <map>
 
+#include "fakes/fake_file_system.h"
+
 namespace tandem::config {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Key files exist where the test says; everything else is missing.
-class FakeFileSystem final : public FileSystem {
- public:
-  std::map<std::string, FileInfo> files;
-  std::optional<FileInfo> stat(const std::string& path) const override {
-    auto it = files.find(path);
-    if (it == files.end()) return std::nullopt;
-    return it->second;
-  }
-  Result<std::string> readFile(const std::string& path, size_t) const override {
-    return fail(ErrorCode::kNotFound, path + " not found");
-  }
-};
+// Key files exist where the test says (32 bytes, as `tandem keygen` writes them); everything
+// else is missing.
+const std::string kKey(32, 'k');
 
 class ConfigLoaderTest : public ::testing::Test {
  protected:
-  ConfigLoaderTest() { fs_.files["/etc/tandem/authkey"] = FileInfo{true, 0600, 32}; }
+  ConfigLoaderTest() { fs_.write("/etc/tandem/authkey", kKey, 0600); }
 
   LoadResult load(const std::string& text) {
     return loadConfigText(text, "/etc/tandem/tandem.conf", fs_);
@@ -40,7 +32,7 @@ class ConfigLoaderTest : public ::testing::Test {
     return out;
   }
 
-  FakeFileSystem fs_;
+  fakes::FakeFileSystem fs_;
 };
 
 constexpr const char* kMinimal = R"(
@@ -157,9 +149,9 @@ interface = "eth7"
 }
 
 TEST_F(ConfigLoaderTest, RelativeKeyFilesResolveAgainstTheConfigDirectory) {
-  fs_.files.clear();
-  fs_.files["/etc/tandem/keys/a"] = FileInfo{true, 0600, 32};
-  fs_.files["/etc/tandem/keys/b"] = FileInfo{true, 0644, 32};
+  fs_.clear();
+  fs_.write("/etc/tandem/keys/a", kKey, 0600);
+  fs_.write("/etc/tandem/keys/b", kKey, 0644);
   LoadResult r = load(R"(
 [cluster]
 name = "web"
@@ -181,8 +173,8 @@ name = "lb1"
 }
 
 TEST_F(ConfigLoaderTest, SeveralKeysNeedAnActiveOne) {
-  fs_.files["/k1"] = FileInfo{true, 0600, 32};
-  fs_.files["/k2"] = FileInfo{true, 0400, 32};
+  fs_.write("/k1", kKey, 0600);
+  fs_.write("/k2", kKey, 0400);
   LoadResult r = load(R"(
 [cluster]
 name = "web"
