@@ -30,6 +30,11 @@ class Resource {
   // learn whether it still holds what it held.
   virtual bool present() const = 0;
 
+  // After a split brain was resolved in this node's favour: tell the network again that what
+  // it holds lives here (the other side may have announced last). Most resources have nothing
+  // to say.
+  virtual void reannounce() {}
+
   // How long one start, stop or monitor may take before the chain gives up on it.
   virtual Millis timeout() const { return Millis(5000); }
 };

@@ -58,6 +58,10 @@ void ResourceChain::monitorAll(Done done) {
   runStep();
 }
 
+void ResourceChain::reannounceAll() {
+  for (auto& r : resources_) r->reannounce();
+}
+
 bool ResourceChain::anyPresent() const {
   for (const auto& r : resources_) {
     if (r->present()) return true;

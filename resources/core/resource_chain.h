@@ -25,6 +25,8 @@ class ResourceChain {
   void monitorAll(Done done);
 
   bool anyPresent() const;
+  // Each held resource re-announces itself (see Resource::reannounce).
+  void reannounceAll();
   bool busy() const { return op_ != Op::kIdle; }
   const std::vector<std::unique_ptr<Resource>>& resources() const { return resources_; }
 

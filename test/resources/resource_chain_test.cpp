@@ -19,6 +19,7 @@ class ScriptedResource final : public Resource {
   void stop(Done done) override { run("stop", std::move(done), fail_stop); }
   void monitor(Done done) override { run("monitor", std::move(done), fail_monitor); }
   bool present() const override { return up; }
+  void reannounce() override { journal_.push_back("reannounce " + name_); }
   Millis timeout() const override { return 1s; }
 
   void answer(bool ok = true) {
@@ -85,6 +86,13 @@ TEST_F(ResourceChainTest, StartsInOrderAndStopsInReverse) {
   EXPECT_EQ(journal_, (std::vector<std::string>{"start a", "start b", "start c", "stop c", "stop b",
                                                 "stop a"}));
   EXPECT_EQ(results_, (std::vector<std::string>{"ok", "ok"}));
+}
+
+TEST_F(ResourceChainTest, ReannounceReachesEveryResourceInOrder) {
+  chain_->startAll(record());
+  journal_.clear();
+  chain_->reannounceAll();
+  EXPECT_EQ(journal_, (std::vector<std::string>{"reannounce a", "reannounce b", "reannounce c"}));
 }
 
 TEST_F(ResourceChainTest, AFailedStartUndoesWhatStartedThenReportsTheCause) {

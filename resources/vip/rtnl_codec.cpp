@@ -1,0 +1,306 @@
+#include "vip/rtnl_codec.h"
+
+#include <libmnl/libmnl.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+namespace tandem::resources::rtnl {
+namespace {
+
+// Large enough for any request built here (the longest is 64 bytes).
+constexpr size_t kRequestBuffer = 256;
+
+uint8_t afOf(Family f) { return f == Family::kInet ? AF_INET : AF_INET6; }
+size_t addressLength(Family f) { return f == Family::kInet ? 4 : 16; }
+
+class Builder {
+ public:
+  Builder(uint16_t type, uint16_t flags, uint32_t seq) {
+    nlh_ = mnl_nlmsg_put_header(buf_.data());
+    nlh_->nlmsg_type = type;
+    nlh_->nlmsg_flags = flags;
+    nlh_->nlmsg_seq = seq;
+    nlh_->nlmsg_pid = 0;
+  }
+  template <typename T>
+  T* extra() {
+    return static_cast<T*>(mnl_nlmsg_put_extra_header(nlh_, sizeof(T)));
+  }
+  nlmsghdr* nlh() { return nlh_; }
+  std::vector<uint8_t> bytes() const {
+    const auto* p = reinterpret_cast<const uint8_t*>(nlh_);
+    return std::vector<uint8_t>(p, p + nlh_->nlmsg_len);
+  }
+
+ private:
+  alignas(nlmsghdr) std::array<char, kRequestBuffer> buf_{};
+  nlmsghdr* nlh_ = nullptr;
+};
+
+Result<std::vector<uint8_t>> encodeAddress(uint16_t type, uint16_t flags, const AddressRequest& req,
+                                           uint32_t seq, bool with_label) {
+  const Family fam = req.prefix.address.family;
+  if (req.prefix.length < 0 || req.prefix.length > req.prefix.address.maxPrefix()) {
+    return fail(ErrorCode::kInvalidArgument, "prefix length " + std::to_string(req.prefix.length) +
+                                                 " is out of range for " + req.prefix.toString());
+  }
+  if (req.ifindex == 0) {
+    return fail(ErrorCode::kInvalidArgument, "no interface index for " + req.prefix.toString());
+  }
+  if (with_label && !req.label.empty()) {
+    if (fam != Family::kInet) {
+      return fail(ErrorCode::kInvalidArgument, "label \"" + req.label + "\" on " +
+                                                   req.prefix.toString() +
+                                                   ": labels are for IPv4 addresses only");
+    }
+    if (auto r = validateLabel(req.label, req.interface); !r) return fail(r.error());
+  }
+  Builder b(type, flags, seq);
+  auto* ifa = b.extra<ifaddrmsg>();
+  ifa->ifa_family = afOf(fam);
+  ifa->ifa_prefixlen = static_cast<uint8_t>(req.prefix.length);
+  ifa->ifa_flags = (with_label && fam == Family::kInet6 && req.nodad) ? IFA_F_NODAD : 0;
+  ifa->ifa_scope = RT_SCOPE_UNIVERSE;
+  ifa->ifa_index = req.ifindex;
+  const size_t len = addressLength(fam);
+  mnl_attr_put(b.nlh(), IFA_LOCAL, len, req.prefix.address.bytes.data());
+  if (with_label && !req.label.empty()) mnl_attr_put_strz(b.nlh(), IFA_LABEL, req.label.c_str());
+  mnl_attr_put(b.nlh(), IFA_ADDRESS, len, req.prefix.address.bytes.data());
+  return b.bytes();
+}
+
+std::optional<IpAddress> addressOf(Family fam, const nlattr* a) {
+  const size_t want = addressLength(fam);
+  if (mnl_attr_get_payload_len(a) != want) return std::nullopt;
+  IpAddress ip;
+  ip.family = fam;
+  std::memcpy(ip.bytes.data(), mnl_attr_get_payload(a), want);
+  return ip;
+}
+
+// A NUL-terminated string attribute, or up to its payload length when unterminated.
+std::string stringOf(const nlattr* a) {
+  const char* p = static_cast<const char*>(mnl_attr_get_payload(a));
+  const size_t n = mnl_attr_get_payload_len(a);
+  return std::string(p, strnlen(p, n));
+}
+
+// Walks the attributes after a fixed header of `offset` bytes; false when one is malformed.
+template <typename F>
+bool forEachAttr(const nlmsghdr* nlh, size_t offset, F&& f) {
+  if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + MNL_ALIGN(offset)) return false;
+  const auto* start = static_cast<const char*>(mnl_nlmsg_get_payload_offset(nlh, offset));
+  const auto* end = static_cast<const char*>(mnl_nlmsg_get_payload_tail(nlh));
+  const auto* attr = reinterpret_cast<const nlattr*>(start);
+  while (end - reinterpret_cast<const char*>(attr) > 0) {
+    const int left = static_cast<int>(end - reinterpret_cast<const char*>(attr));
+    if (!mnl_attr_ok(attr, left)) return false;
+    f(attr);
+    attr = mnl_attr_next(attr);
+  }
+  return true;
+}
+
+Result<void> decodeAddress(const nlmsghdr* nlh, Message& m) {
+  if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(ifaddrmsg)) {
+    return fail(ErrorCode::kParse, "RTM_NEWADDR shorter than its ifaddrmsg");
+  }
+  const auto* ifa = static_cast<const ifaddrmsg*>(mnl_nlmsg_get_payload(nlh));
+  if (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6) {
+    m.kind = Message::Kind::kOther;  // e.g. AF_MCTP: not ours to read
+    return {};
+  }
+  const Family fam = ifa->ifa_family == AF_INET ? Family::kInet : Family::kInet6;
+  std::optional<IpAddress> local;
+  std::optional<IpAddress> address;
+  std::optional<uint32_t> flags;
+  bool bad = false;
+  bool ok = forEachAttr(nlh, sizeof(ifaddrmsg), [&](const nlattr* a) {
+    switch (mnl_attr_get_type(a)) {
+      case IFA_LOCAL:
+        local = addressOf(fam, a);
+        bad = bad || !local;
+        break;
+      case IFA_ADDRESS:
+        address = addressOf(fam, a);
+        bad = bad || !address;
+        break;
+      case IFA_LABEL:
+        m.address.label = stringOf(a);
+        break;
+      case IFA_FLAGS:
+        if (mnl_attr_get_payload_len(a) == sizeof(uint32_t)) flags = mnl_attr_get_u32(a);
+        break;
+      default:
+        break;
+    }
+  });
+  if (!ok || bad) return fail(ErrorCode::kParse, "malformed attribute in RTM_NEWADDR");
+  if (!local && !address) return fail(ErrorCode::kParse, "RTM_NEWADDR without an address");
+  m.kind = Message::Kind::kAddress;
+  m.address.ifindex = ifa->ifa_index;
+  m.address.prefix = IpPrefix{local ? *local : *address, ifa->ifa_prefixlen};
+  m.address.flags = flags.value_or(ifa->ifa_flags);
+  m.address.scope = ifa->ifa_scope;
+  return {};
+}
+
+Result<void> decodeLink(const nlmsghdr* nlh, Message& m) {
+  if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(ifinfomsg)) {
+    return fail(ErrorCode::kParse, "RTM_NEWLINK shorter than its ifinfomsg");
+  }
+  const auto* ifi = static_cast<const ifinfomsg*>(mnl_nlmsg_get_payload(nlh));
+  bool ok = forEachAttr(nlh, sizeof(ifinfomsg), [&](const nlattr* a) {
+    if (mnl_attr_get_type(a) == IFLA_IFNAME) m.link.name = stringOf(a);
+  });
+  if (!ok) return fail(ErrorCode::kParse, "malformed attribute in RTM_NEWLINK");
+  m.kind = Message::Kind::kLink;
+  m.link.ifindex = static_cast<uint32_t>(ifi->ifi_index);
+  return {};
+}
+
+Result<void> decodeAck(const nlmsghdr* nlh, Message& m) {
+  if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(nlmsgerr)) {
+    return fail(ErrorCode::kParse, "NLMSG_ERROR shorter than its nlmsgerr");
+  }
+  const auto* e = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(nlh));
+  m.kind = Message::Kind::kAck;
+  m.error = -e->error;
+  if (m.error < 0) return fail(ErrorCode::kParse, "NLMSG_ERROR with a positive error");
+  if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) == 0) return {};
+  // The extended ack's attributes follow the echoed request: its header alone when capped,
+  // all of it otherwise.
+  size_t offset = sizeof(nlmsgerr);
+  if ((nlh->nlmsg_flags & NLM_F_CAPPED) == 0) {
+    if (e->msg.nlmsg_len < sizeof(nlmsghdr)) return fail(ErrorCode::kParse, "bad echoed request");
+    offset += MNL_ALIGN(e->msg.nlmsg_len) - sizeof(nlmsghdr);
+  }
+  if (MNL_NLMSG_HDRLEN + offset > nlh->nlmsg_len) {
+    return fail(ErrorCode::kParse, "NLMSG_ERROR shorter than its echoed request");
+  }
+  bool ok = forEachAttr(nlh, offset, [&](const nlattr* a) {
+    if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG) m.kernel_message = stringOf(a);
+  });
+  if (!ok) return fail(ErrorCode::kParse, "malformed extended ack");
+  return {};
+}
+
+}  // namespace
+
+Result<void> validateLabel(std::string_view label, std::string_view interface) {
+  if (label.size() > IFNAMSIZ - 1) {
+    return fail(ErrorCode::kInvalidArgument,
+                "label \"" + std::string(label) + "\" is longer than 15 characters");
+  }
+  if (interface.empty() || label.substr(0, interface.size()) != interface) {
+    return fail(ErrorCode::kInvalidArgument,
+                "label \"" + std::string(label) + "\" must start with its interface name \"" +
+                    std::string(interface) + "\", e.g. \"" + std::string(interface) + ":web\"");
+  }
+  return {};
+}
+
+Result<std::vector<uint8_t>> encodeNewAddress(const AddressRequest& req, uint32_t seq) {
+  return encodeAddress(RTM_NEWADDR, NLM_F_REQUEST | NLM_F_ACK | NLM_F_EXCL | NLM_F_CREATE, req, seq,
+                       /*with_label=*/true);
+}
+
+Result<std::vector<uint8_t>> encodeDeleteAddress(const AddressRequest& req, uint32_t seq) {
+  // No label and no flags: the kernel matches the address and prefix on the interface.
+  return encodeAddress(RTM_DELADDR, NLM_F_REQUEST | NLM_F_ACK, req, seq, /*with_label=*/false);
+}
+
+std::vector<uint8_t> encodeDumpAddresses(Family family, uint32_t seq) {
+  Builder b(RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP, seq);
+  auto* ifa = b.extra<ifaddrmsg>();
+  ifa->ifa_family = afOf(family);
+  return b.bytes();
+}
+
+std::vector<uint8_t> encodeGetLink(std::string_view name, uint32_t ifindex, uint32_t seq) {
+  Builder b(RTM_GETLINK, NLM_F_REQUEST, seq);
+  auto* ifi = b.extra<ifinfomsg>();
+  ifi->ifi_family = AF_UNSPEC;
+  ifi->ifi_index = static_cast<int>(ifindex);
+  // No VF details and no statistics: the reply is a third of the size.
+  mnl_attr_put_u32(b.nlh(), IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS);
+  if (!name.empty()) {
+    std::string z(name.substr(0, IFNAMSIZ - 1));
+    mnl_attr_put_strz(b.nlh(), IFLA_IFNAME, z.c_str());
+  }
+  return b.bytes();
+}
+
+Result<std::vector<Message>> decode(std::span<const uint8_t> bytes) {
+  std::vector<Message> out;
+  // Copied to aligned storage: the netlink macros read 32-bit fields in place.
+  std::vector<uint32_t> aligned((bytes.size() + 3) / 4);
+  if (!bytes.empty()) std::memcpy(aligned.data(), bytes.data(), bytes.size());
+  const auto* nlh = reinterpret_cast<const nlmsghdr*>(aligned.data());
+  int left = static_cast<int>(bytes.size());
+  while (left > 0) {
+    if (!mnl_nlmsg_ok(nlh, left)) {
+      return fail(ErrorCode::kParse, "truncated netlink message at byte " +
+                                         std::to_string(bytes.size() - static_cast<size_t>(left)));
+    }
+    Message m;
+    m.type = nlh->nlmsg_type;
+    m.flags = nlh->nlmsg_flags;
+    m.seq = nlh->nlmsg_seq;
+    m.pid = nlh->nlmsg_pid;
+    m.dump_interrupted = (nlh->nlmsg_flags & NLM_F_DUMP_INTR) != 0;
+    Result<void> r;
+    switch (nlh->nlmsg_type) {
+      case RTM_NEWADDR:
+        r = decodeAddress(nlh, m);
+        break;
+      case RTM_NEWLINK:
+        r = decodeLink(nlh, m);
+        break;
+      case NLMSG_ERROR:
+        r = decodeAck(nlh, m);
+        break;
+      case NLMSG_DONE:
+        m.kind = Message::Kind::kDone;
+        // A dump that failed part way ends in NLMSG_DONE carrying a negative errno.
+        if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int)) {
+          m.error = -*static_cast<const int*>(mnl_nlmsg_get_payload(nlh));
+          if (m.error < 0) m.error = 0;
+        }
+        break;
+      default:
+        break;
+    }
+    if (!r) return fail(r.error());
+    out.push_back(std::move(m));
+    nlh = mnl_nlmsg_next(nlh, &left);
+  }
+  return out;
+}
+
+Error ackError(int err, std::string_view what, std::string_view kernel_message) {
+  Error e = errnoError(err, what);
+  switch (err) {
+    case ENODEV:
+    case EADDRNOTAVAIL:
+      e.code = ErrorCode::kNotFound;
+      break;
+    case EBUSY:
+      e.code = ErrorCode::kTryAgain;
+      break;
+    default:
+      break;
+  }
+  if (!kernel_message.empty()) e.message += " (kernel: " + std::string(kernel_message) + ")";
+  return e;
+}
+
+}  // namespace tandem::resources::rtnl

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/resource.h"
+#include "vip/address_table.h"
+
+namespace tandem::resources {
+
+enum class VipLogLevel { kError, kWarning, kNotice, kInfo };
+using VipLog = std::function<void(VipLogLevel, const std::string&)>;
+
+// What start/monitor find for a VIP in the kernel's table, and what they do about it. Pure.
+struct VipPlan {
+  enum class Kind {
+    kAdopt,     // already on its interface as configured: write nothing
+    kAdd,       // absent: add it
+    kReplace,   // on its interface with another prefix, or IPv6 DAD failed: remove, then add
+    kConflict,  // on another interface: refuse, the operator must sort it out
+  };
+  Kind kind = Kind::kAdd;
+  std::optional<rtnl::AddressEntry> found;  // the kernel's entry for the address, if any
+};
+
+VipPlan planVip(const config::Vip& vip, uint32_t ifindex,
+                const std::vector<rtnl::AddressEntry>& table);
+
+// One VIP on its interface. start adds it (adopting one that is already there, so a restarted
+// daemon does not flap it), stop removes it (absent is fine), monitor puts it back if it was
+// removed behind tandem's back, and present() asks the kernel.
+class VipResource final : public Resource {
+ public:
+  VipResource(config::Vip vip, std::shared_ptr<AddressTable> table, VipLog log);
+
+  std::string_view name() const override { return name_; }
+  void start(Done done) override;
+  void stop(Done done) override;
+  void monitor(Done done) override;
+  bool present() const override;
+
+  const config::Vip& vip() const { return vip_; }
+
+ private:
+  Result<void> ensure(bool from_monitor);
+  Result<void> release();
+  Result<uint32_t> ifindex() const;
+  rtnl::AddressRequest request(uint32_t ifindex, const IpPrefix& prefix) const;
+  std::string where() const;  // "198.51.100.50/24 on eth0"
+  void log(VipLogLevel level, const std::string& line) const;
+
+  config::Vip vip_;
+  std::shared_ptr<AddressTable> table_;
+  VipLog log_;
+  std::string name_;
+  bool held_ = false;  // started and not stopped since
+};
+
+// Opens the kernel's address table when the first VIP needs it.
+using AddressTableFactory = std::function<Result<std::shared_ptr<AddressTable>>()>;
+
+// The VIPs this node can hold (those on an interface its [[node]] lists), in config order,
+// sharing one address table. Fails when the table cannot be opened or a VIP is malformed.
+Result<std::vector<std::unique_ptr<Resource>>> makeVipResources(const config::Config& cfg,
+                                                                std::string_view node_name,
+                                                                const AddressTableFactory& open,
+                                                                VipLog log);
+
+}  // namespace tandem::resources
