@@ -15,12 +15,6 @@ namespace tandem::cluster {
 
 namespace {
 
-std::string dirOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 election::Heartbeat fromWire(const wire::Frame& f, const wire::Heartbeat& w) {
   election::Heartbeat hb;
   hb.sender = f.sender;
@@ -76,7 +70,7 @@ Result<wire::KeyRing> loadKeyRing(const config::Config& cfg) {
   wire::KeyRing ring;
   config::PosixFileSystem fs;
   for (const config::AuthKey& k : cfg.cluster.keys) {
-    std::string path = k.file.front() == '/' ? k.file : dirOf(cfg.source) + "/" + k.file;
+    std::string path = cfg.keyPath(k);
     auto text = fs.readFile(path, 4096);
     if (!text)
       return fail(text.error().code, "key " + std::to_string(k.id) + ": " + text.error().message);
@@ -144,6 +138,22 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::create(
     peers.push_back(Endpoint{*addr, port});
   }
   node->udp_->setPeers(std::move(peers));
+  node->resuming_ = st.was_active && st.resources_present;
+  if (!cfg.cluster.tiebreaker.targets.empty()) {
+    if (!node->env_.make_echo) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "[cluster.tiebreaker] is configured but this tandemd has no echo transport");
+    }
+    auto pinger = ping::Pinger::create(
+        node->dispatcher_, cfg.cluster.tiebreaker, node->env_.incarnation, node->env_.make_echo,
+        [raw](const ping::ReachChange& c) { raw->onReach(c); },
+        // A peer on the same link is heard again within
+        // dead_time; leaving FAULT before that would take over
+        // beside it.
+        cfg.cluster.dead_time);
+    if (!pinger) return fail(pinger.error());
+    node->pinger_ = std::move(*pinger);
+  }
   return node;
 }
 
@@ -188,6 +198,7 @@ ClusterNode::ClusterNode(NodeEnv env, const config::Config& cfg, std::string sel
 }
 
 ClusterNode::~ClusterNode() {
+  pinger_.reset();
   fence_.reset();
   bus_.reset();
 }
@@ -200,6 +211,21 @@ Result<void> ClusterNode::start() {
   env_.log(Severity::kNotice, "cluster node starting node=" + self_ + " cluster=" + cluster_ +
                                   " incarnation=" + std::to_string(env_.incarnation) +
                                   " udp_port=" + std::to_string(udp_->port()));
+  if (pinger_) {
+    // Until the first round is decided a node may not become ACTIVE on an unproven link: the
+    // tiebreaker counts as lost. The round goes out at once and a LAN target answers in well
+    // under a millisecond, so a normal start is not delayed. A daemon restarted while ACTIVE
+    // with its resources in place is the exception: it keeps them while the round is out
+    // (dropping the VIPs over a restart would be an outage of its own), and gives them up if
+    // no target answers within the timeout.
+    if (!resuming_) {
+      env_.log(Severity::kNotice, "tiebreaker pending: waiting for an answer from " +
+                                      ping::joinAddresses(pinger_->targets()) +
+                                      " before this node may become ACTIVE");
+      handle(core_.onLocalHealth(now(), 0, false));
+    }
+    pinger_->start();
+  }
   handle(core_.onTick(now()));
   beat_timer_->arm(Millis(0));
   group_timer_->arm(Millis(0));
@@ -219,6 +245,16 @@ void ClusterNode::move(const std::string& target) {
   move_generation_ = std::max(move_generation_ + 1, static_cast<uint64_t>(wall));
   move_generation_ = std::max(move_generation_, core_.heartbeat().move_generation + 1);
   handle(core_.onMove(now(), target, move_generation_));
+}
+
+nlohmann::json ClusterNode::resourcesJson() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : chain_.resources()) {
+    nlohmann::json entry = {{"name", std::string(r->name())}, {"present", r->present()}};
+    entry.update(r->describe());
+    out.push_back(std::move(entry));
+  }
+  return out;
 }
 
 election::CoreStatus ClusterNode::status() const { return core_.status(dispatcher_.now()); }
@@ -254,6 +290,7 @@ void ClusterNode::handle(const election::Actions& actions) {
       case K::kReannounce:
         env_.log(Severity::kNotice,
                  "re-announcing resources after a conflict node=" + self_ + " peer=" + a.text);
+        chain_.reannounceAll();
         break;
       case K::kPersistRole:
         persistRole(a.text);
@@ -343,6 +380,27 @@ void ClusterNode::persistRole(const std::string& role) {
   auto r = resources::writeFileAtomically(
       env_.state_dir + "/role", role + " " + std::to_string(core_.heartbeat().epoch) + "\n");
   if (!r) env_.log(Severity::kWarning, "cannot persist the role: " + r.error().message);
+}
+
+std::optional<ping::Reach> ClusterNode::tiebreaker() const {
+  if (!pinger_) return std::nullopt;
+  return pinger_->state();
+}
+
+void ClusterNode::onReach(const ping::ReachChange& change) {
+  bool ok = change.to == ping::Reach::kReached;
+  if (!ok) {
+    env_.log(Severity::kWarning, "tiebreaker lost: " + change.detail + " node=" + self_ +
+                                     " role=" + std::string(election::roleName(core_.role())));
+  } else {
+    env_.log(Severity::kNotice,
+             std::string(change.from == ping::Reach::kLost ? "tiebreaker regained: "
+                                                           : "tiebreaker reached: ") +
+                 change.detail + " node=" + self_);
+  }
+  // The health score is 0 while the tiebreaker fails (issue 3); 1000 is full health until the
+  // real-server checks feed it.
+  handle(core_.onLocalHealth(now(), ok ? 1000 : 0, ok));
 }
 
 std::optional<std::string> ClusterNode::nameOf(uint32_t nodeid) const {

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "corosync/nodelist.h"
 #include "election/cluster_core.h"
 #include "loop/dispatcher.h"
+#include "ping/pinger.h"
 #include "process/child_runner.h"
 #include "wire/key_ring.h"
 #include "wire/receiver.h"
@@ -36,6 +38,9 @@ struct NodeEnv {
   uint64_t incarnation = 0;                       // wire::makeIncarnation(now, random)
   std::string state_dir;                          // where the role file lives
   std::optional<uint16_t> udp_port;               // override of cluster.heartbeat_port (tests)
+  // Opens the tiebreaker's echo transport (raw ICMP sockets in production); needed only with
+  // [cluster.tiebreaker].
+  ping::MakeEchoTransport make_echo;
 };
 
 // One director's part in the cluster: the pure ClusterCore driven from the loop. Heartbeats go
@@ -61,9 +66,13 @@ class ClusterNode final : public corosync::GroupBusListener {
   void clearFailures();
 
   election::CoreStatus status() const;
+  // The resources in chain order: [{"name", "present", ...describe()}], for `tandem status`.
+  nlohmann::json resourcesJson() const;
   const wire::FrameCounters& frameCounters() const { return receiver_.counters(); }
   election::Role role() const { return core_.role(); }
   const std::string& clusterName() const { return cluster_; }
+  // The tiebreaker's verdict; nullopt when none is configured.
+  std::optional<ping::Reach> tiebreaker() const;
 
   // GroupBusListener
   void onMessage(uint32_t nodeid, uint32_t pid, std::span<const uint8_t> bytes) override;
@@ -87,6 +96,7 @@ class ClusterNode final : public corosync::GroupBusListener {
   void persistRole(const std::string& role);
   void armDeadline();
   std::optional<std::string> nameOf(uint32_t nodeid) const;
+  void onReach(const ping::ReachChange& change);
   election::Time now() const { return dispatcher_.now(); }
 
   loop::Dispatcher& dispatcher_;
@@ -108,6 +118,9 @@ class ClusterNode final : public corosync::GroupBusListener {
   std::unique_ptr<process::ChildHandle> fence_;
   std::map<std::string, uint32_t> peer_nodeids_;
   uint64_t move_generation_ = 0;
+  // A restart that found its resources in place keeps them while the first ping round is out.
+  bool resuming_ = false;
+  std::unique_ptr<ping::Pinger> pinger_;  // last: its callbacks use the members above
 };
 
 // Reads the configured key files into a ring (relative paths against the config's directory).

@@ -29,8 +29,10 @@ struct AuthKey {
 
 struct Tiebreaker {
   std::vector<IpAddress> targets;  // empty: no tiebreaker
-  Millis interval{1000};
-  Millis timeout{1000};
+  // interval + timeout must stay under dead_time - heartbeat_interval (checked): a director cut
+  // off from everything has to know it before it would take over from its silent peer.
+  Millis interval{200};
+  Millis timeout{300};
 };
 
 struct Fence {

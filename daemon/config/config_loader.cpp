@@ -309,6 +309,7 @@ class Loader {
     }
     if (const toml::table* t = r.table("tiebreaker")) {
       TableReader tr(*t, "cluster.tiebreaker", ctx_);
+      pos_.tiebreaker = tr.where();
       if (auto v = tr.addresses("targets")) {
         c.tiebreaker.targets = *v;
         if (v->empty()) {

@@ -30,6 +30,7 @@ class Validator {
 
   void run(const Config& cfg) {
     checkNodes(cfg);
+    checkTiebreaker(cfg);
     checkKeys(cfg);
     checkVips(cfg);
     checkVirtualServers(cfg);
@@ -43,6 +44,22 @@ class Validator {
                                  "\" is defined twice; each "
                                  "[[node]] needs its own name");
       }
+    }
+  }
+
+  // A director cut off from its peer and from the targets must learn that it reaches no target
+  // before dead_time has passed since the peer's last heartbeat, or it takes over first.
+  void checkTiebreaker(const Config& cfg) {
+    const Tiebreaker& t = cfg.cluster.tiebreaker;
+    if (t.targets.empty()) return;
+    Millis budget = cfg.cluster.dead_time - cfg.cluster.heartbeat_interval;
+    if (t.interval + t.timeout >= budget) {
+      warning(pos_.tiebreaker,
+              "tiebreaker interval + timeout (" + formatDuration(t.interval) + " + " +
+                  formatDuration(t.timeout) + ") is not under dead_time - heartbeat_interval (" +
+                  formatDuration(budget) +
+                  "): a director cut off from its peer and from the targets could take over "
+                  "before its tiebreaker fails; lower them (the defaults are 200ms and 300ms)");
     }
   }
 

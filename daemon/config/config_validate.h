@@ -28,6 +28,7 @@ struct VsPos {
 
 struct Positions {
   Position cluster;
+  Position tiebreaker;
   std::vector<Position> nodes;
   std::vector<Position> keys;
   std::vector<VipPos> vips;

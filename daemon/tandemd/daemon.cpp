@@ -176,6 +176,7 @@ nlohmann::json Daemon::status() {
     stats.rejected[std::string(wire::name(r))] = c.of(r);
   nlohmann::json j = ipc::statusJson(cluster_->clusterName(), cluster_->status(), stats);
   j["config_generation"] = generation_;
+  j["resources"] = cluster_->resourcesJson();
   return j;
 }
 

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "announce/announce_resource.h"
+#include "announce/linux_packet_socket.h"
 #include "cluster/cluster_node.h"
 #include "config/config_loader.h"
 #include "core/state_file_resource.h"
@@ -20,11 +22,14 @@
 #include "ipc/ipc_server.h"
 #include "ipc/posix_user_db.h"
 #include "loop/qb_dispatcher.h"
+#include "ping/raw_echo_transport.h"
 #include "process/posix_child_runner.h"
 #include "tandemd/daemon.h"
 #include "tandemd/daemonize.h"
 #include "tandemd/qb_logger.h"
 #include "tandemd/systemd_notifier.h"
+#include "vip/netlink_address_table.h"
+#include "vip/vip_resource.h"
 
 namespace {
 
@@ -123,6 +128,7 @@ int runDaemon(std::string path, bool foreground, const std::string& node_name) {
   if (detached) options.main_pid = static_cast<int>(::getpid());
 
   process::PosixChildRunner children(**dispatcher);
+  resources::announce::LinuxPacketSocketOpener packet_sockets;
   QuorumForwarder quorum_forwarder(logger);
   std::unique_ptr<corosync::QuorumWatch> quorum;
   options.make_cluster =
@@ -141,7 +147,10 @@ int runDaemon(std::string path, bool foreground, const std::string& node_name) {
         {},
         newIncarnation(),
         cfg.daemon.state_dir,
-        std::nullopt};
+        std::nullopt,
+        [&d](bool v4, bool v6, ping::OnIcmp on_icmp) {
+          return ping::RawEchoTransport::open(d, v4, v6, std::move(on_icmp));
+        }};
     if (auto nodes = corosync::readNodelist(); nodes) {
       env.nodelist = std::move(*nodes);
     } else {
@@ -152,6 +161,37 @@ int runDaemon(std::string path, bool foreground, const std::string& node_name) {
     std::vector<std::unique_ptr<resources::Resource>> res;
     res.push_back(std::make_unique<resources::StateFileResource>(cfg.daemon.state_dir + "/holder",
                                                                  node_name));
+    // The VIPs this node can hold, in config order, after the state file.
+    auto vips = resources::makeVipResources(
+        cfg, node_name,
+        []() -> Result<std::shared_ptr<resources::AddressTable>> {
+          auto t = resources::NetlinkAddressTable::open();
+          if (!t) return fail(t.error());
+          return std::shared_ptr<resources::AddressTable>(std::move(*t));
+        },
+        [&logger](resources::VipLogLevel l, const std::string& line) {
+          using V = resources::VipLogLevel;
+          logger.log(l == V::kError     ? tandemd::LogLevel::kError
+                     : l == V::kWarning ? tandemd::LogLevel::kWarning
+                     : l == V::kNotice  ? tandemd::LogLevel::kNotice
+                                        : tandemd::LogLevel::kInfo,
+                     line);
+        });
+    if (!vips) return fail(vips.error());
+    // Each VIP is announced (gratuitous ARP / unsolicited NA) right after it is added.
+    for (auto& v : *vips) {
+      config::Vip vip = static_cast<const resources::VipResource&>(*v).vip();
+      res.push_back(std::move(v));
+      res.push_back(resources::makeAnnounceResource(
+          vip, d, packet_sockets,
+          [&logger](resources::announce::Severity sev, const std::string& line) {
+            using S = resources::announce::Severity;
+            logger.log(sev == S::kWarning ? tandemd::LogLevel::kWarning
+                       : sev == S::kInfo  ? tandemd::LogLevel::kInfo
+                                          : tandemd::LogLevel::kDebug,
+                       line);
+          }));
+    }
     auto node = cluster::ClusterNode::create(std::move(env), cfg, node_name, std::move(res));
     if (!node) return node;
     quorum_forwarder.attach(node->get());

@@ -57,6 +57,12 @@ void AnnounceResource::stop(Done done) {
 
 void AnnounceResource::monitor(Done done) { done(Result<void>()); }
 
+nlohmann::json AnnounceResource::describe() const {
+  nlohmann::json mac = nullptr;
+  if (mac_ != MacAddress{}) mac = mac_.toString();
+  return {{"mac", mac}, {"verification", toJson(verification_)}};
+}
+
 void AnnounceResource::reannounce() {
   if (!active_) return;
   log_(Severity::kInfo, "announcing again after split brain " + context_);

@@ -55,6 +55,8 @@ class AnnounceResource final : public Resource {
   // director announces again from the beginning (both bursts, then the verification). Does
   // nothing when not started.
   void reannounce() override;
+  // {"mac": the last announcement's source or null, "verification": toJson(verification())}
+  nlohmann::json describe() const override;
 
   const Verification& verification() const { return verification_; }
   // The MAC the last announcement went out from (zero before the first).

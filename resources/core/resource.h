@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "common/duration.h"
@@ -34,6 +35,10 @@ class Resource {
   // it holds lives here (the other side may have announced last). Most resources have nothing
   // to say.
   virtual void reannounce() {}
+
+  // What `tandem status` shows of it besides its name and presence: an object of details
+  // (e.g. a VIP's interface, the neighbours that answered an announcement).
+  virtual nlohmann::json describe() const { return nlohmann::json::object(); }
 
   // How long one start, stop or monitor may take before the chain gives up on it.
   virtual Millis timeout() const { return Millis(5000); }

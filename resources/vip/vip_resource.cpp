@@ -189,6 +189,10 @@ void VipResource::monitor(Done done) {
   done(ensure(/*from_monitor=*/true));
 }
 
+nlohmann::json VipResource::describe() const {
+  return {{"address", vip_.address.toString()}, {"interface", vip_.interface}};
+}
+
 bool VipResource::present() const {
   auto idx = ifindex();
   if (!idx) return false;

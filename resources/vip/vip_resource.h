@@ -42,6 +42,7 @@ class VipResource final : public Resource {
   void stop(Done done) override;
   void monitor(Done done) override;
   bool present() const override;
+  nlohmann::json describe() const override;
 
   const config::Vip& vip() const { return vip_; }
 

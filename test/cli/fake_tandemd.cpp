@@ -1,9 +1,11 @@
 // A stand-in tandemd for testing the `tandem` binary end to end: the real IpcServer on the
-// real QbDispatcher, answering status with a canned document.
+// real QbDispatcher, answering status with a canned document and the changes as tandemd does
+// (a move to a configured node, standby of this node only, clear), without doing anything.
 //
-//   fake_tandemd IPC_NAME STATUS_JSON_FILE
+//   fake_tandemd IPC_NAME STATUS_JSON_FILE [REQUEST_LOG]
 //
-// Prints "ready" on stdout once it serves, and exits 0 on SIGTERM.
+// Prints "ready" on stdout once it serves, and exits 0 on SIGTERM. With REQUEST_LOG, appends a
+// line per change request ("move target=lb2"), so a test can tell what reached the daemon.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -20,25 +22,42 @@ using nlohmann::json;
 
 class CannedHandler final : public ipc::AdminHandler {
  public:
-  explicit CannedHandler(json status) : status_(std::move(status)) {}
+  CannedHandler(json status, std::string log) : status_(std::move(status)), log_(std::move(log)) {}
   json status() override { return status_; }
-  Result<json> standby(const std::string&, bool) override { return refuse(); }
-  Result<json> move(const std::string&) override { return refuse(); }
-  Result<json> clear() override { return refuse(); }
-  Result<json> reload() override { return refuse(); }
+  Result<json> standby(const std::string& node, bool on) override {
+    record("standby node=" + node + " on=" + (on ? "true" : "false"));
+    std::string self = status_.value("local_node", "");
+    if (!node.empty() && node != self) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "this is " + self + "; put " + node + " in standby on " + node + " itself");
+    }
+    return json{{"node", self}, {"standby", on}};
+  }
+  Result<json> move(const std::string& target) override {
+    record("move target=" + target);
+    return json{{"target", target}};
+  }
+  Result<json> clear() override {
+    record("clear");
+    return json{{"cleared", true}};
+  }
+  Result<json> reload() override {
+    return fail(ErrorCode::kUnavailable, "fake_tandemd does not reload");
+  }
 
  private:
-  static Result<json> refuse() {
-    return fail(ErrorCode::kUnavailable, "fake_tandemd only answers status");
+  void record(const std::string& line) const {
+    if (!log_.empty()) std::ofstream(log_, std::ios::app) << line << "\n";
   }
   json status_;
+  std::string log_;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::cerr << "usage: fake_tandemd IPC_NAME STATUS_JSON_FILE\n";
+  if (argc != 3 && argc != 4) {
+    std::cerr << "usage: fake_tandemd IPC_NAME STATUS_JSON_FILE [REQUEST_LOG]\n";
     return 2;
   }
   std::ifstream in(argv[2]);
@@ -56,7 +75,7 @@ int main(int argc, char** argv) {
     std::cerr << "fake_tandemd: " << dispatcher.error().message << "\n";
     return 1;
   }
-  CannedHandler handler(std::move(status));
+  CannedHandler handler(std::move(status), argc == 4 ? argv[3] : "");
   ipc::PosixUserDb users;
   auto server = ipc::IpcServer::create(**dispatcher, handler, users,
                                        ipc::IpcServerOptions{argv[1], "root", {}});

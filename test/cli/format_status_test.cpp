@@ -36,7 +36,8 @@ std::string readFile(const fs::path& path) {
 const std::set<std::string>& knownCases() {
   static const std::set<std::string> cases = {
       "two-nodes",       "three-nodes-lost-peer",    "no-active",
-      "rejected-frames", "move-standby-never-heard", "partial-document"};
+      "rejected-frames", "move-standby-never-heard", "partial-document",
+      "vips-announced"};
   return cases;
 }
 
@@ -61,6 +62,10 @@ TEST(StatusGoldenTest, ThreeNodeClusterShowsALostPeerAndHowLongAgoItWasHeard) {
 }
 
 TEST(StatusGoldenTest, NoActiveNodeAndNoQuorumAreSpelledOut) { expectGolden("no-active"); }
+
+TEST(StatusGoldenTest, HeldVipsAndTheNeighboursThatAnsweredTheirAnnouncementAreShown) {
+  expectGolden("vips-announced");
+}
 
 TEST(StatusGoldenTest, NonzeroRejectedFramesAreListedByReason) { expectGolden("rejected-frames"); }
 

@@ -843,6 +843,23 @@ lab_status() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# tandemd logs
+
+# lab_log_ms FILE REGEX SINCE_MS: epoch ms of the first line of FILE (a tandemd log, libqb stamps
+# "Mon DD HH:MM:SS.mmm") matching REGEX at or after SINCE_MS; 1 if there is none. Times an event
+# from the daemon's own stamp, without polling delay.
+lab_log_ms() {
+  local line stamp ms
+  [[ -f $1 ]] || return 1
+  while IFS= read -r line; do
+    stamp=${line:0:19}
+    ms=$(date -d "${stamp% *} ${stamp##* }" +%s%3N 2>/dev/null) || continue
+    if ((ms >= $3)); then echo "$ms"; return 0; fi
+  done < <(grep -E "$2" "$1")
+  return 1
+}
+
+# ---------------------------------------------------------------------------------------------
 # Command line: lab.sh up N [options] | down DIR | exec DIR NODE CMD... | status DIR | gc
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
   set -euo pipefail
@@ -872,3 +889,16 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
       ;;
   esac
 fi
+
+# node_read NODE PATH: REPLY=the first line of PATH as NODE sees it (its private /run, /etc),
+# read through the holder's /proc/PID/root: no process is spawned, so a poll can sample every
+# few ms. Returns 1 (REPLY empty) when the file is absent or empty.
+node_read() {
+  local pid
+  REPLY=
+  _lab_holder "$1" || return 1
+  pid=$REPLY
+  REPLY=
+  IFS= read -r REPLY 2>/dev/null <"/proc/$pid/root$2"
+  [[ -n $REPLY ]]
+}

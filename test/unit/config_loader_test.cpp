@@ -65,6 +65,29 @@ TEST_F(ConfigLoaderTest, MinimalFileGetsTheDocumentedDefaults) {
   EXPECT_TRUE(r.diagnostics.all().empty());
 }
 
+TEST_F(ConfigLoaderTest, ATiebreakerSlowerThanDeadTimeIsWarnedAbout) {
+  std::string base = R"(
+[cluster]
+name = "web"
+[cluster.tiebreaker]
+targets = ["198.51.100.1"]
+)";
+  std::string node = "[[node]]\nname = \"lb1\"\n";
+  LoadResult fine = load(base + node);
+  ASSERT_TRUE(fine.ok()) << fine.diagnostics.formatAll();
+  EXPECT_EQ(fine.config->cluster.tiebreaker.interval, 200ms);
+  EXPECT_EQ(fine.config->cluster.tiebreaker.timeout, 300ms);
+  EXPECT_TRUE(fine.diagnostics.all().empty()) << fine.diagnostics.formatAll();
+
+  LoadResult slow = load(base + "interval = \"500ms\"\n" + node);
+  ASSERT_TRUE(slow.ok());
+  EXPECT_EQ(lines(slow), (std::vector<std::string>{
+                             "4:1: warning: tiebreaker interval + timeout (500ms + 300ms) is not "
+                             "under dead_time - heartbeat_interval (800ms): a director cut off "
+                             "from its peer and from the targets could take over before its "
+                             "tiebreaker fails; lower them (the defaults are 200ms and 300ms)"}));
+}
+
 TEST_F(ConfigLoaderTest, ReadsAWholeServiceWithCheckInheritance) {
   LoadResult r = load(std::string(kMinimal) + R"(
 [[vip]]

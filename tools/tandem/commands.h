@@ -18,5 +18,6 @@ struct GlobalOptions {
 void addConfigCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addKeygenCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addStatusCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void addAdminCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 
 }  // namespace tandem::cli

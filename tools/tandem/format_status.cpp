@@ -69,6 +69,7 @@ std::string table(const std::vector<Row>& rows) {
       line += row[i];
       if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
     }
+    while (!line.empty() && line.back() == ' ') line.pop_back();  // an empty last column
     out += line + "\n";
   }
   return out;
@@ -100,6 +101,52 @@ std::string framesSection(const json& status) {
   if (rows.empty()) return "";
   return "\nRejected frames (" + numberOf(status, "accepted_frames") + " accepted):\n" +
          table(rows);
+}
+
+// One line of detail per resource: a VIP's interface; an announcement's source MAC and what
+// the neighbour verification found ("198.51.100.1 02:00:5e:00:00:01 0.4ms", "... no answer").
+std::string resourceDetail(const json& r) {
+  std::string out;
+  if (auto it = r.find("interface"); it != r.end() && it->is_string())
+    out = "on " + it->get<std::string>();
+  if (auto mac = r.find("mac"); mac != r.end()) {
+    out = mac->is_string() ? "from " + mac->get<std::string>() : "not announced";
+  }
+  auto v = r.find("verification");
+  if (v == r.end() || !v->is_object()) return out;
+  std::string state = textOf(*v, "state");
+  if (state == "probing") return out + "; verifying neighbours";
+  if (auto err = v->find("error"); err != v->end() && err->is_string()) {
+    return out + "; neighbours not verified: " + err->get<std::string>();
+  }
+  auto neighbors = v->find("neighbors");
+  if (state != "done" || neighbors == v->end() || !neighbors->is_array()) return out;
+  for (const json& n : *neighbors) {
+    out += "; " + textOf(n, "address") + " ";
+    auto answered = n.find("answered");
+    if (answered == n.end() || !answered->is_boolean() || !answered->get<bool>()) {
+      out += "no answer";
+      continue;
+    }
+    out += textOf(n, "mac");
+    if (auto rtt = n.find("rtt_us"); rtt != n.end() && rtt->is_number()) {
+      int64_t us = rtt->get<int64_t>();
+      out += " " + std::to_string(us / 1000) + "." + std::to_string(us % 1000 / 100) + "ms";
+    }
+  }
+  return out;
+}
+
+// What this director holds, in start order. Absent from older daemons' answers: no section.
+std::string resourcesSection(const json& status) {
+  auto resources = status.find("resources");
+  if (resources == status.end() || !resources->is_array() || resources->empty()) return "";
+  std::vector<Row> rows{{"Resource", "Held", "Detail"}};
+  for (const json& r : *resources) {
+    if (!r.is_object()) continue;
+    rows.push_back({textOf(r, "name"), yesNo(r, "present"), resourceDetail(r)});
+  }
+  return "\n" + table(rows);
 }
 
 std::string failureJson(const Error& error) { return ipc::errorBody(error).dump(2) + "\n"; }
@@ -145,7 +192,8 @@ std::string formatStatus(const json& status) {
       move != status.end() && move->is_string() && !move->get<std::string>().empty()) {
     head.push_back({"Move:", "to " + move->get<std::string>() + " (requested by an operator)"});
   }
-  return table(head) + "\n" + nodesSection(status, local_node) + framesSection(status);
+  return table(head) + "\n" + nodesSection(status, local_node) + resourcesSection(status) +
+         framesSection(status);
 }
 
 CommandOutput renderStatus(const Result<json>& answer, bool json_output) {

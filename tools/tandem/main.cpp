@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   addConfigCommands(app, global, &exit_code);
   addKeygenCommand(app, global, &exit_code);
   addStatusCommand(app, global, &exit_code);
+  addAdminCommands(app, global, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
