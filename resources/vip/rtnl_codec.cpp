@@ -173,8 +173,12 @@ Result<void> decodeAck(const nlmsghdr* nlh, Message& m) {
   }
   const auto* e = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(nlh));
   m.kind = Message::Kind::kAck;
+  // An errno is 0..4095 (MAX_ERRNO); anything else is not the kernel's (and INT_MIN would
+  // not even negate).
+  if (e->error > 0 || e->error < -4095) {
+    return fail(ErrorCode::kParse, "NLMSG_ERROR with an error outside -4095..0");
+  }
   m.error = -e->error;
-  if (m.error < 0) return fail(ErrorCode::kParse, "NLMSG_ERROR with a positive error");
   if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) == 0) return {};
   // The extended ack's attributes follow the echoed request: its header alone when capped,
   // all of it otherwise.
@@ -247,7 +251,10 @@ Result<std::vector<Message>> decode(std::span<const uint8_t> bytes) {
   const auto* nlh = reinterpret_cast<const nlmsghdr*>(aligned.data());
   int left = static_cast<int>(bytes.size());
   while (left > 0) {
-    if (!mnl_nlmsg_ok(nlh, left)) {
+    // Not mnl_nlmsg_ok(): it compares (int)nlmsg_len with the length left, so a length of
+    // 0xfffffffc passes as -4 and the walk runs off the buffer (found by kernel_reply_fuzz).
+    if (left < static_cast<int>(sizeof(nlmsghdr)) || nlh->nlmsg_len < sizeof(nlmsghdr) ||
+        nlh->nlmsg_len > static_cast<uint32_t>(left)) {
       return fail(ErrorCode::kParse, "truncated netlink message at byte " +
                                          std::to_string(bytes.size() - static_cast<size_t>(left)));
     }
@@ -272,8 +279,8 @@ Result<std::vector<Message>> decode(std::span<const uint8_t> bytes) {
         m.kind = Message::Kind::kDone;
         // A dump that failed part way ends in NLMSG_DONE carrying a negative errno.
         if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int)) {
-          m.error = -*static_cast<const int*>(mnl_nlmsg_get_payload(nlh));
-          if (m.error < 0) m.error = 0;
+          int v = *static_cast<const int*>(mnl_nlmsg_get_payload(nlh));
+          m.error = v < 0 && v >= -4095 ? -v : 0;
         }
         break;
       default:

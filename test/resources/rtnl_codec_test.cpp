@@ -310,6 +310,17 @@ TEST(RtnlDecode, Ipv6DumpReplyKeepsNodadAndEndsWithDone) {
   EXPECT_EQ((*m)[5].kind, Message::Kind::kDone);
 }
 
+// kernel_reply_fuzz found this: a length of 0xfffffffc passed libmnl's mnl_nlmsg_ok() (which
+// compares it as the int -4) and the walk ran off the buffer.
+TEST(RtnlDecode, AHugeMessageLengthIsAParseErrorNotAWalkOffTheBuffer) {
+  std::vector<uint8_t> msg(17, 0);
+  msg[0] = 0xfc, msg[1] = 0xff, msg[2] = 0xff, msg[3] = 0xff;  // nlmsg_len
+  msg[4] = RTM_NEWADDR;
+  auto m = decode(msg);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::kParse);
+}
+
 TEST(RtnlDecode, TruncatedOrMalformedInputIsAParseError) {
   auto full = hex(kDump4);
   for (size_t cut : {size_t{3}, size_t{17}, size_t{40}, full.size() - 1}) {

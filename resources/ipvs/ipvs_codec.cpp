@@ -1,0 +1,753 @@
+#include "ipvs/ipvs_codec.h"
+
+#include <arpa/inet.h>
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/ip_vs.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+namespace tandem::resources::ipvs::codec {
+namespace {
+
+// Large enough for any request built here (the longest, a destination op, is 168 bytes).
+constexpr size_t kRequestBuffer = 512;
+// The kernel copies the address attribute into a union nf_inet_addr; ipvsadm sends all of it.
+constexpr size_t kInetAddrSize = 16;
+
+uint16_t afOf(Family f) { return f == Family::kInet ? AF_INET : AF_INET6; }
+size_t addressLength(Family f) { return f == Family::kInet ? 4 : 16; }
+
+class Builder {
+ public:
+  Builder(uint16_t type, uint16_t flags, uint8_t cmd, uint8_t version, uint32_t seq) {
+    nlh_ = mnl_nlmsg_put_header(buf_.data());
+    nlh_->nlmsg_type = type;
+    nlh_->nlmsg_flags = flags;
+    nlh_->nlmsg_seq = seq;
+    nlh_->nlmsg_pid = 0;
+    auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh_, sizeof(genlmsghdr)));
+    g->cmd = cmd;
+    g->version = version;
+  }
+  nlmsghdr* nlh() { return nlh_; }
+  std::vector<uint8_t> bytes() const {
+    const auto* p = reinterpret_cast<const uint8_t*>(nlh_);
+    return std::vector<uint8_t>(p, p + nlh_->nlmsg_len);
+  }
+
+ private:
+  alignas(nlmsghdr) std::array<char, kRequestBuffer> buf_{};
+  nlmsghdr* nlh_ = nullptr;
+};
+
+Result<void> checkKey(const ServiceKey& key) {
+  if (key.fwmark != 0) return {};
+  if (key.protocol != IPPROTO_TCP && key.protocol != IPPROTO_UDP && key.protocol != IPPROTO_SCTP) {
+    return fail(ErrorCode::kInvalidArgument,
+                "service " + key.toString() + ": IPVS serves tcp, udp and sctp, or a fwmark");
+  }
+  if (key.address.family != key.family) {
+    return fail(ErrorCode::kInvalidArgument,
+                "service " + key.toString() + ": the address is not of the service's family");
+  }
+  return {};
+}
+
+void putKey(nlmsghdr* nlh, const ServiceKey& key) {
+  mnl_attr_put_u16(nlh, IPVS_SVC_ATTR_AF, afOf(key.family));
+  if (key.fwmark != 0) {
+    mnl_attr_put_u32(nlh, IPVS_SVC_ATTR_FWMARK, key.fwmark);
+    return;
+  }
+  mnl_attr_put_u16(nlh, IPVS_SVC_ATTR_PROTOCOL, key.protocol);
+  std::array<uint8_t, kInetAddrSize> addr{};
+  std::memcpy(addr.data(), key.address.bytes.data(), addressLength(key.family));
+  mnl_attr_put(nlh, IPVS_SVC_ATTR_ADDR, addr.size(), addr.data());
+  mnl_attr_put_u16(nlh, IPVS_SVC_ATTR_PORT, htons(key.port));
+}
+
+uint32_t wireNetmask(const Service& s) {
+  if (s.key.family == Family::kInet6) return s.netmask == 0 ? 128 : s.netmask;
+  return htonl(s.netmask == 0 ? 0xffffffffU : s.netmask);
+}
+
+Result<void> checkService(const Service& s) {
+  if (auto r = checkKey(s.key); !r) return r;
+  const std::string where = "service " + s.key.toString();
+  if (s.scheduler.empty() || s.scheduler.size() >= IP_VS_SCHEDNAME_MAXLEN) {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": scheduler \"" + s.scheduler + "\" must be 1 to " +
+                    std::to_string(IP_VS_SCHEDNAME_MAXLEN - 1) + " characters");
+  }
+  if (s.pe_name.size() >= IP_VS_PENAME_MAXLEN) {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": persistence engine \"" + s.pe_name + "\" is too long");
+  }
+  if (s.key.family == Family::kInet6 && s.netmask > 128) {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": an IPv6 netmask is a prefix length of 1 to 128, not " +
+                    std::to_string(s.netmask));
+  }
+  return {};
+}
+
+// The IPVS_CMD_ATTR_SERVICE nest. Only NEW_SERVICE and SET_SERVICE read the settings; every
+// other request carries the key with empty settings, as ipvsadm sends it (the kernel reads the
+// key alone there).
+void putService(nlmsghdr* nlh, const Service& s, bool with_settings) {
+  nlattr* nest = mnl_attr_nest_start(nlh, IPVS_CMD_ATTR_SERVICE);
+  putKey(nlh, s.key);
+  Service empty;
+  empty.key = s.key;
+  empty.scheduler.clear();
+  const Service& v = with_settings ? s : empty;
+  mnl_attr_put_strz(nlh, IPVS_SVC_ATTR_SCHED_NAME, v.scheduler.c_str());
+  if (!v.pe_name.empty()) mnl_attr_put_strz(nlh, IPVS_SVC_ATTR_PE_NAME, v.pe_name.c_str());
+  ip_vs_flags flags{v.flags & ~static_cast<uint32_t>(IP_VS_SVC_F_HASHED), ~0U};
+  mnl_attr_put(nlh, IPVS_SVC_ATTR_FLAGS, sizeof(flags), &flags);
+  mnl_attr_put_u32(nlh, IPVS_SVC_ATTR_TIMEOUT, v.timeout_s);
+  mnl_attr_put_u32(nlh, IPVS_SVC_ATTR_NETMASK, wireNetmask(v));
+  mnl_attr_nest_end(nlh, nest);
+}
+
+// The key alone: what a GET_DEST dump names its service by.
+void putServiceKey(nlmsghdr* nlh, const ServiceKey& key) {
+  nlattr* nest = mnl_attr_nest_start(nlh, IPVS_CMD_ATTR_SERVICE);
+  putKey(nlh, key);
+  mnl_attr_nest_end(nlh, nest);
+}
+
+std::string destText(const Destination& d) {
+  std::string a = d.key.address.toString();
+  if (d.family == Family::kInet6) a = "[" + a + "]";
+  return a + ":" + std::to_string(d.key.port);
+}
+
+std::string destWhere(const Service& s, const Destination& d) {
+  return "destination " + destText(d) + " of service " + s.key.toString();
+}
+
+Result<void> checkDest(const Service& s, const Destination& d) {
+  if (auto r = checkKey(s.key); !r) return r;
+  const std::string where = destWhere(s, d);
+  if (d.key.address.family != d.family) {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": the address is not of the destination's family");
+  }
+  if (d.family != s.key.family && d.forward != Forward::kTunnel) {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": only a tunnelled destination may differ in family from its service");
+  }
+  if (d.weight < 0) {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": weight " + std::to_string(d.weight) + " is negative");
+  }
+  if (static_cast<uint32_t>(d.forward) > static_cast<uint32_t>(Forward::kBypass)) {
+    return fail(ErrorCode::kInvalidArgument, where + ": unknown forwarding method");
+  }
+  return {};
+}
+
+void putDest(nlmsghdr* nlh, const Destination& d) {
+  nlattr* nest = mnl_attr_nest_start(nlh, IPVS_CMD_ATTR_DEST);
+  std::array<uint8_t, kInetAddrSize> addr{};
+  std::memcpy(addr.data(), d.key.address.bytes.data(), addressLength(d.family));
+  mnl_attr_put_u16(nlh, IPVS_DEST_ATTR_ADDR_FAMILY, afOf(d.family));
+  mnl_attr_put(nlh, IPVS_DEST_ATTR_ADDR, addr.size(), addr.data());
+  mnl_attr_put_u16(nlh, IPVS_DEST_ATTR_PORT, htons(d.key.port));
+  mnl_attr_put_u32(nlh, IPVS_DEST_ATTR_FWD_METHOD, static_cast<uint32_t>(d.forward));
+  mnl_attr_put_u32(nlh, IPVS_DEST_ATTR_WEIGHT, static_cast<uint32_t>(d.weight));
+  mnl_attr_put_u8(nlh, IPVS_DEST_ATTR_TUN_TYPE, static_cast<uint8_t>(d.tunnel_type));
+  mnl_attr_put_u16(nlh, IPVS_DEST_ATTR_TUN_PORT, htons(d.tunnel_port));
+  mnl_attr_put_u16(nlh, IPVS_DEST_ATTR_TUN_FLAGS, d.tunnel_flags);
+  mnl_attr_put_u32(nlh, IPVS_DEST_ATTR_U_THRESH, d.upper_threshold);
+  mnl_attr_put_u32(nlh, IPVS_DEST_ATTR_L_THRESH, d.lower_threshold);
+  mnl_attr_nest_end(nlh, nest);
+}
+
+// ---- decoding ----
+
+// Walks the attributes from start to end; false when one is malformed.
+template <typename F>
+bool forEachAttr(const void* start, const void* end, F&& f) {
+  const auto* attr = static_cast<const nlattr*>(start);
+  const auto* stop = static_cast<const char*>(end);
+  while (stop - reinterpret_cast<const char*>(attr) > 0) {
+    const int left = static_cast<int>(stop - reinterpret_cast<const char*>(attr));
+    if (!mnl_attr_ok(attr, left)) return false;
+    if (!f(attr)) return false;
+    attr = mnl_attr_next(attr);
+  }
+  return true;
+}
+
+template <typename F>
+bool forEachNested(const nlattr* nest, F&& f) {
+  const char* start = static_cast<const char*>(mnl_attr_get_payload(nest));
+  return forEachAttr(start, start + mnl_attr_get_payload_len(nest), f);
+}
+
+bool lenIs(const nlattr* a, size_t n) { return mnl_attr_get_payload_len(a) == n; }
+
+// A string attribute: NUL-terminated within its payload, or all of it when unterminated.
+std::string stringOf(const nlattr* a) {
+  const char* p = static_cast<const char*>(mnl_attr_get_payload(a));
+  return std::string(p, strnlen(p, mnl_attr_get_payload_len(a)));
+}
+
+std::optional<Family> familyOf(uint16_t af) {
+  if (af == AF_INET) return Family::kInet;
+  if (af == AF_INET6) return Family::kInet6;
+  return std::nullopt;
+}
+
+// IPVS_STATS_ATTR_*: u64 in STATS64; in the older STATS the byte counters are u64, the rest u32.
+bool decodeStats(const nlattr* nest, Stats& s) {
+  return forEachNested(nest, [&](const nlattr* a) {
+    uint64_t v = 0;
+    if (lenIs(a, 8)) {
+      v = mnl_attr_get_u64(a);
+    } else if (lenIs(a, 4)) {
+      v = mnl_attr_get_u32(a);
+    } else {
+      return mnl_attr_get_type(a) == IPVS_STATS_ATTR_PAD;
+    }
+    switch (mnl_attr_get_type(a)) {
+      case IPVS_STATS_ATTR_CONNS:
+        s.conns = v;
+        break;
+      case IPVS_STATS_ATTR_INPKTS:
+        s.in_pkts = v;
+        break;
+      case IPVS_STATS_ATTR_OUTPKTS:
+        s.out_pkts = v;
+        break;
+      case IPVS_STATS_ATTR_INBYTES:
+        s.in_bytes = v;
+        break;
+      case IPVS_STATS_ATTR_OUTBYTES:
+        s.out_bytes = v;
+        break;
+      case IPVS_STATS_ATTR_CPS:
+        s.cps = v;
+        break;
+      case IPVS_STATS_ATTR_INPPS:
+        s.in_pps = v;
+        break;
+      case IPVS_STATS_ATTR_OUTPPS:
+        s.out_pps = v;
+        break;
+      case IPVS_STATS_ATTR_INBPS:
+        s.in_bps = v;
+        break;
+      case IPVS_STATS_ATTR_OUTBPS:
+        s.out_bps = v;
+        break;
+      default:
+        break;
+    }
+    return true;
+  });
+}
+
+// One IPVS_CMD_ATTR_SERVICE nest, as in a dump reply.
+Result<void> decodeService(const nlattr* nest, ServiceState& out) {
+  Service& s = out.service;
+  std::optional<uint16_t> af;
+  std::optional<const nlattr*> addr;
+  std::optional<const nlattr*> stats;
+  std::optional<const nlattr*> stats64;
+  bool has_proto = false;
+  bool has_port = false;
+  bool has_sched = false;
+  const char* bad = nullptr;
+  bool ok = forEachNested(nest, [&](const nlattr* a) {
+    switch (mnl_attr_get_type(a)) {
+      case IPVS_SVC_ATTR_AF:
+        if (!lenIs(a, 2)) return (bad = "AF"), false;
+        af = mnl_attr_get_u16(a);
+        break;
+      case IPVS_SVC_ATTR_PROTOCOL:
+        if (!lenIs(a, 2)) return (bad = "PROTOCOL"), false;
+        s.key.protocol = mnl_attr_get_u16(a);
+        has_proto = true;
+        break;
+      case IPVS_SVC_ATTR_ADDR:
+        addr = a;
+        break;
+      case IPVS_SVC_ATTR_PORT:
+        if (!lenIs(a, 2)) return (bad = "PORT"), false;
+        s.key.port = ntohs(mnl_attr_get_u16(a));
+        has_port = true;
+        break;
+      case IPVS_SVC_ATTR_FWMARK:
+        if (!lenIs(a, 4)) return (bad = "FWMARK"), false;
+        s.key.fwmark = mnl_attr_get_u32(a);
+        break;
+      case IPVS_SVC_ATTR_SCHED_NAME:
+        s.scheduler = stringOf(a);
+        has_sched = true;
+        break;
+      case IPVS_SVC_ATTR_PE_NAME:
+        s.pe_name = stringOf(a);
+        break;
+      case IPVS_SVC_ATTR_FLAGS: {
+        if (!lenIs(a, sizeof(ip_vs_flags))) return (bad = "FLAGS"), false;
+        ip_vs_flags f{};
+        std::memcpy(&f, mnl_attr_get_payload(a), sizeof(f));
+        s.flags = f.flags & ~static_cast<uint32_t>(IP_VS_SVC_F_HASHED);
+        break;
+      }
+      case IPVS_SVC_ATTR_TIMEOUT:
+        if (!lenIs(a, 4)) return (bad = "TIMEOUT"), false;
+        s.timeout_s = mnl_attr_get_u32(a);
+        break;
+      case IPVS_SVC_ATTR_NETMASK:
+        if (!lenIs(a, 4)) return (bad = "NETMASK"), false;
+        s.netmask = mnl_attr_get_u32(a);
+        break;
+      case IPVS_SVC_ATTR_STATS:
+        stats = a;
+        break;
+      case IPVS_SVC_ATTR_STATS64:
+        stats64 = a;
+        break;
+      default:
+        break;
+    }
+    return true;
+  });
+  if (!ok) {
+    return fail(ErrorCode::kParse, std::string("malformed service attribute") +
+                                       (bad != nullptr ? std::string(" ") + bad : ""));
+  }
+  if (!af) return fail(ErrorCode::kParse, "service without an address family");
+  auto fam = familyOf(*af);
+  if (!fam) return fail(ErrorCode::kParse, "service of address family " + std::to_string(*af));
+  s.key.family = *fam;
+  if (s.key.fwmark == 0) {
+    if (!has_proto || !addr || !has_port) {
+      return fail(ErrorCode::kParse, "service without protocol, address and port, or fwmark");
+    }
+    const size_t want = addressLength(*fam);
+    if (mnl_attr_get_payload_len(*addr) < want) {
+      return fail(ErrorCode::kParse,
+                  "service address shorter than an " + std::string(familyName(*fam)) + " address");
+    }
+    s.key.address.family = *fam;
+    std::memcpy(s.key.address.bytes.data(), mnl_attr_get_payload(*addr), want);
+  } else {
+    s.key.protocol = 0;
+  }
+  if (!has_sched)
+    return fail(ErrorCode::kParse, "service " + s.key.toString() + " without a scheduler");
+  if (*fam == Family::kInet) {
+    s.netmask = ntohl(s.netmask);
+    if (s.netmask == 0xffffffffU) s.netmask = 0;
+  } else if (s.netmask == 128) {
+    s.netmask = 0;
+  }
+  if (stats64) {
+    if (!decodeStats(*stats64, out.stats))
+      return fail(ErrorCode::kParse, "malformed service stats");
+  } else if (stats) {
+    if (!decodeStats(*stats, out.stats)) return fail(ErrorCode::kParse, "malformed service stats");
+  }
+  return {};
+}
+
+Result<void> decodeDest(const nlattr* nest, DestinationState& out) {
+  Destination& d = out.dest;
+  std::optional<const nlattr*> addr;
+  std::optional<const nlattr*> stats;
+  std::optional<const nlattr*> stats64;
+  std::optional<uint16_t> af;
+  bool has_port = false;
+  const char* bad = nullptr;
+  bool ok = forEachNested(nest, [&](const nlattr* a) {
+    switch (mnl_attr_get_type(a)) {
+      case IPVS_DEST_ATTR_ADDR:
+        addr = a;
+        break;
+      case IPVS_DEST_ATTR_PORT:
+        if (!lenIs(a, 2)) return (bad = "PORT"), false;
+        d.key.port = ntohs(mnl_attr_get_u16(a));
+        has_port = true;
+        break;
+      case IPVS_DEST_ATTR_FWD_METHOD:
+        if (!lenIs(a, 4)) return (bad = "FWD_METHOD"), false;
+        d.forward = static_cast<Forward>(mnl_attr_get_u32(a) & IP_VS_CONN_F_FWD_MASK);
+        break;
+      case IPVS_DEST_ATTR_WEIGHT:
+        if (!lenIs(a, 4)) return (bad = "WEIGHT"), false;
+        d.weight = static_cast<int32_t>(mnl_attr_get_u32(a));
+        break;
+      case IPVS_DEST_ATTR_U_THRESH:
+        if (!lenIs(a, 4)) return (bad = "U_THRESH"), false;
+        d.upper_threshold = mnl_attr_get_u32(a);
+        break;
+      case IPVS_DEST_ATTR_L_THRESH:
+        if (!lenIs(a, 4)) return (bad = "L_THRESH"), false;
+        d.lower_threshold = mnl_attr_get_u32(a);
+        break;
+      case IPVS_DEST_ATTR_ACTIVE_CONNS:
+        if (!lenIs(a, 4)) return (bad = "ACTIVE_CONNS"), false;
+        out.active_conns = mnl_attr_get_u32(a);
+        break;
+      case IPVS_DEST_ATTR_INACT_CONNS:
+        if (!lenIs(a, 4)) return (bad = "INACT_CONNS"), false;
+        out.inactive_conns = mnl_attr_get_u32(a);
+        break;
+      case IPVS_DEST_ATTR_PERSIST_CONNS:
+        if (!lenIs(a, 4)) return (bad = "PERSIST_CONNS"), false;
+        out.persistent_conns = mnl_attr_get_u32(a);
+        break;
+      case IPVS_DEST_ATTR_ADDR_FAMILY:
+        if (!lenIs(a, 2)) return (bad = "ADDR_FAMILY"), false;
+        af = mnl_attr_get_u16(a);
+        break;
+      case IPVS_DEST_ATTR_TUN_TYPE:
+        if (!lenIs(a, 1)) return (bad = "TUN_TYPE"), false;
+        d.tunnel_type = static_cast<Tunnel>(mnl_attr_get_u8(a));
+        break;
+      case IPVS_DEST_ATTR_TUN_PORT:
+        if (!lenIs(a, 2)) return (bad = "TUN_PORT"), false;
+        d.tunnel_port = ntohs(mnl_attr_get_u16(a));
+        break;
+      case IPVS_DEST_ATTR_TUN_FLAGS:
+        if (!lenIs(a, 2)) return (bad = "TUN_FLAGS"), false;
+        d.tunnel_flags = mnl_attr_get_u16(a);
+        break;
+      case IPVS_DEST_ATTR_STATS:
+        stats = a;
+        break;
+      case IPVS_DEST_ATTR_STATS64:
+        stats64 = a;
+        break;
+      default:
+        break;
+    }
+    return true;
+  });
+  if (!ok) {
+    return fail(ErrorCode::kParse, std::string("malformed destination attribute") +
+                                       (bad != nullptr ? std::string(" ") + bad : ""));
+  }
+  if (!addr || !has_port) return fail(ErrorCode::kParse, "destination without address and port");
+  // Kernels before 4.x send no ADDR_FAMILY: the destination is then of its service's family,
+  // which a dump of one service's destinations does not repeat; IPv4 is the safe reading only
+  // when the rest of the address is zero.
+  Family fam = Family::kInet;
+  if (af) {
+    auto f = familyOf(*af);
+    if (!f) return fail(ErrorCode::kParse, "destination of address family " + std::to_string(*af));
+    fam = *f;
+  } else if (mnl_attr_get_payload_len(*addr) == 16) {
+    const auto* p = static_cast<const uint8_t*>(mnl_attr_get_payload(*addr));
+    for (size_t i = 4; i < 16; ++i) {
+      if (p[i] != 0) fam = Family::kInet6;
+    }
+  }
+  const size_t want = addressLength(fam);
+  if (mnl_attr_get_payload_len(*addr) < want) {
+    return fail(ErrorCode::kParse,
+                "destination address shorter than an " + std::string(familyName(fam)) + " address");
+  }
+  d.family = fam;
+  d.key.address.family = fam;
+  std::memcpy(d.key.address.bytes.data(), mnl_attr_get_payload(*addr), want);
+  if (stats64) {
+    if (!decodeStats(*stats64, out.stats)) {
+      return fail(ErrorCode::kParse, "malformed destination stats");
+    }
+  } else if (stats) {
+    if (!decodeStats(*stats, out.stats)) {
+      return fail(ErrorCode::kParse, "malformed destination stats");
+    }
+  }
+  return {};
+}
+
+const void* payloadAfterGenl(const nlmsghdr* nlh) {
+  return mnl_nlmsg_get_payload_offset(nlh, sizeof(genlmsghdr));
+}
+
+Result<void> decodeIpvs(const nlmsghdr* nlh, Message& m) {
+  const void* start = payloadAfterGenl(nlh);
+  const void* end = mnl_nlmsg_get_payload_tail(nlh);
+  Result<void> inner;
+  bool seen = false;
+  bool ok = forEachAttr(start, end, [&](const nlattr* a) {
+    const uint16_t type = mnl_attr_get_type(a);
+    if (m.cmd == IPVS_CMD_NEW_SERVICE && type == IPVS_CMD_ATTR_SERVICE) {
+      inner = decodeService(a, m.service);
+      seen = true;
+      m.kind = Message::Kind::kService;
+    } else if (m.cmd == IPVS_CMD_NEW_DEST && type == IPVS_CMD_ATTR_DEST) {
+      inner = decodeDest(a, m.dest);
+      seen = true;
+      m.kind = Message::Kind::kDest;
+    } else if (m.cmd == IPVS_CMD_SET_CONFIG) {
+      if (!lenIs(a, 4)) return false;
+      m.kind = Message::Kind::kConfig;
+      seen = true;
+      if (type == IPVS_CMD_ATTR_TIMEOUT_TCP) m.timeouts.tcp = mnl_attr_get_u32(a);
+      if (type == IPVS_CMD_ATTR_TIMEOUT_TCP_FIN) m.timeouts.tcpfin = mnl_attr_get_u32(a);
+      if (type == IPVS_CMD_ATTR_TIMEOUT_UDP) m.timeouts.udp = mnl_attr_get_u32(a);
+    }
+    return static_cast<bool>(inner);
+  });
+  if (!inner) return inner;
+  if (!ok)
+    return fail(ErrorCode::kParse, "malformed attribute in IPVS command " + std::to_string(m.cmd));
+  if (!seen && (m.cmd == IPVS_CMD_NEW_SERVICE || m.cmd == IPVS_CMD_NEW_DEST)) {
+    return fail(ErrorCode::kParse,
+                "IPVS command " + std::to_string(m.cmd) + " without its attribute");
+  }
+  return {};
+}
+
+Result<void> decodeCtrl(const nlmsghdr* nlh, Message& m) {
+  if (m.cmd != CTRL_CMD_NEWFAMILY) return {};
+  std::optional<uint16_t> id;
+  bool ok =
+      forEachAttr(payloadAfterGenl(nlh), mnl_nlmsg_get_payload_tail(nlh), [&](const nlattr* a) {
+        if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID) {
+          if (!lenIs(a, 2)) return false;
+          id = mnl_attr_get_u16(a);
+        }
+        return true;
+      });
+  if (!ok) return fail(ErrorCode::kParse, "malformed attribute in a CTRL_CMD_NEWFAMILY");
+  if (!id) return fail(ErrorCode::kParse, "CTRL_CMD_NEWFAMILY without a family id");
+  m.kind = Message::Kind::kFamily;
+  m.family_id = *id;
+  return {};
+}
+
+Result<void> decodeAck(const nlmsghdr* nlh, Message& m) {
+  if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(nlmsgerr)) {
+    return fail(ErrorCode::kParse, "NLMSG_ERROR shorter than its nlmsgerr");
+  }
+  const auto* e = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(nlh));
+  m.kind = Message::Kind::kAck;
+  // An errno is 0..4095 (MAX_ERRNO); anything else is not the kernel's (and INT_MIN would
+  // not even negate).
+  if (e->error > 0 || e->error < -4095) {
+    return fail(ErrorCode::kParse, "NLMSG_ERROR with an error outside -4095..0");
+  }
+  m.error = -e->error;
+  if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) == 0) return {};
+  size_t offset = sizeof(nlmsgerr);
+  if ((nlh->nlmsg_flags & NLM_F_CAPPED) == 0) {
+    if (e->msg.nlmsg_len < sizeof(nlmsghdr)) return fail(ErrorCode::kParse, "bad echoed request");
+    offset += MNL_ALIGN(e->msg.nlmsg_len) - sizeof(nlmsghdr);
+  }
+  if (MNL_NLMSG_HDRLEN + offset > nlh->nlmsg_len) {
+    return fail(ErrorCode::kParse, "NLMSG_ERROR shorter than its echoed request");
+  }
+  bool ok = forEachAttr(mnl_nlmsg_get_payload_offset(nlh, offset), mnl_nlmsg_get_payload_tail(nlh),
+                        [&](const nlattr* a) {
+                          if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG) {
+                            m.kernel_message = stringOf(a);
+                          }
+                          return true;
+                        });
+  if (!ok) return fail(ErrorCode::kParse, "malformed extended ack");
+  return {};
+}
+
+}  // namespace
+
+std::vector<uint8_t> encodeGetFamily(uint32_t seq) {
+  Builder b(kCtrlFamily, NLM_F_REQUEST | NLM_F_ACK, CTRL_CMD_GETFAMILY, 1, seq);
+  mnl_attr_put_strz(b.nlh(), CTRL_ATTR_FAMILY_NAME, IPVS_GENL_NAME);
+  return b.bytes();
+}
+
+Result<std::vector<uint8_t>> encodeService(uint16_t family_id, uint8_t cmd, const Service& svc,
+                                           uint32_t seq) {
+  const bool with_settings = cmd == IPVS_CMD_NEW_SERVICE || cmd == IPVS_CMD_SET_SERVICE;
+  if (auto r = with_settings ? checkService(svc) : checkKey(svc.key); !r) return fail(r.error());
+  Builder b(family_id, NLM_F_REQUEST | NLM_F_ACK, cmd, IPVS_GENL_VERSION, seq);
+  putService(b.nlh(), svc, with_settings);
+  return b.bytes();
+}
+
+Result<std::vector<uint8_t>> encodeDest(uint16_t family_id, uint8_t cmd, const Service& svc,
+                                        const Destination& dest, uint32_t seq) {
+  if (auto r = checkDest(svc, dest); !r) return fail(r.error());
+  Builder b(family_id, NLM_F_REQUEST | NLM_F_ACK, cmd, IPVS_GENL_VERSION, seq);
+  putService(b.nlh(), svc, /*with_settings=*/false);
+  putDest(b.nlh(), dest);
+  return b.bytes();
+}
+
+Result<std::vector<uint8_t>> encodeOp(uint16_t family_id, const Op& op, uint32_t seq) {
+  switch (op.kind) {
+    case Op::Kind::kAddService:
+      return encodeService(family_id, IPVS_CMD_NEW_SERVICE, op.service, seq);
+    case Op::Kind::kEditService:
+      return encodeService(family_id, IPVS_CMD_SET_SERVICE, op.service, seq);
+    case Op::Kind::kDelService:
+      return encodeService(family_id, IPVS_CMD_DEL_SERVICE, op.service, seq);
+    default:
+      break;
+  }
+  if (!op.dest) {
+    return fail(ErrorCode::kInvalidArgument,
+                op.toString() + ": a destination op without a destination");
+  }
+  const uint8_t cmd = op.kind == Op::Kind::kAddDest    ? IPVS_CMD_NEW_DEST
+                      : op.kind == Op::Kind::kEditDest ? IPVS_CMD_SET_DEST
+                                                       : IPVS_CMD_DEL_DEST;
+  return encodeDest(family_id, cmd, op.service, *op.dest, seq);
+}
+
+std::vector<uint8_t> encodeDumpServices(uint16_t family_id, uint32_t seq) {
+  Builder b(family_id, NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP, IPVS_CMD_GET_SERVICE,
+            IPVS_GENL_VERSION, seq);
+  return b.bytes();
+}
+
+Result<std::vector<uint8_t>> encodeDumpDests(uint16_t family_id, const ServiceKey& key,
+                                             uint32_t seq) {
+  if (auto r = checkKey(key); !r) return fail(r.error());
+  Builder b(family_id, NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP, IPVS_CMD_GET_DEST, IPVS_GENL_VERSION,
+            seq);
+  putServiceKey(b.nlh(), key);
+  return b.bytes();
+}
+
+std::vector<uint8_t> encodeGetConfig(uint16_t family_id, uint32_t seq) {
+  Builder b(family_id, NLM_F_REQUEST | NLM_F_ACK, IPVS_CMD_GET_CONFIG, IPVS_GENL_VERSION, seq);
+  return b.bytes();
+}
+
+std::vector<uint8_t> encodeSetConfig(uint16_t family_id, const Timeouts& t, uint32_t seq) {
+  Builder b(family_id, NLM_F_REQUEST | NLM_F_ACK, IPVS_CMD_SET_CONFIG, IPVS_GENL_VERSION, seq);
+  mnl_attr_put_u32(b.nlh(), IPVS_CMD_ATTR_TIMEOUT_TCP, t.tcp);
+  mnl_attr_put_u32(b.nlh(), IPVS_CMD_ATTR_TIMEOUT_TCP_FIN, t.tcpfin);
+  mnl_attr_put_u32(b.nlh(), IPVS_CMD_ATTR_TIMEOUT_UDP, t.udp);
+  return b.bytes();
+}
+
+std::vector<uint8_t> encodeFlush(uint16_t family_id, uint32_t seq) {
+  Builder b(family_id, NLM_F_REQUEST | NLM_F_ACK, IPVS_CMD_FLUSH, IPVS_GENL_VERSION, seq);
+  return b.bytes();
+}
+
+Result<std::vector<Message>> decode(std::span<const uint8_t> bytes, uint16_t family_id) {
+  std::vector<Message> out;
+  // Copied to aligned storage: the netlink macros read 32- and 64-bit fields in place.
+  std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
+  if (!bytes.empty()) std::memcpy(aligned.data(), bytes.data(), bytes.size());
+  const auto* nlh = reinterpret_cast<const nlmsghdr*>(aligned.data());
+  int left = static_cast<int>(bytes.size());
+  while (left > 0) {
+    const size_t at = bytes.size() - static_cast<size_t>(left);
+    // Not mnl_nlmsg_ok(): it compares (int)nlmsg_len with the length left, so a length of
+    // 0xfffffffc passes as -4 and the walk runs off the buffer (found by kernel_reply_fuzz).
+    if (left < static_cast<int>(sizeof(nlmsghdr)) || nlh->nlmsg_len < sizeof(nlmsghdr) ||
+        nlh->nlmsg_len > static_cast<uint32_t>(left)) {
+      return fail(ErrorCode::kParse, "truncated netlink message at byte " + std::to_string(at));
+    }
+    Message m;
+    m.type = nlh->nlmsg_type;
+    m.flags = nlh->nlmsg_flags;
+    m.seq = nlh->nlmsg_seq;
+    m.pid = nlh->nlmsg_pid;
+    m.dump_interrupted = (nlh->nlmsg_flags & NLM_F_DUMP_INTR) != 0;
+    Result<void> r;
+    const bool genl = m.type == kCtrlFamily || (family_id != 0 && m.type == family_id);
+    if (genl) {
+      if (mnl_nlmsg_get_payload_len(nlh) < sizeof(genlmsghdr)) {
+        return fail(ErrorCode::kParse, "generic netlink message at byte " + std::to_string(at) +
+                                           " shorter than its header");
+      }
+      m.cmd = static_cast<const genlmsghdr*>(mnl_nlmsg_get_payload(nlh))->cmd;
+      r = m.type == kCtrlFamily ? decodeCtrl(nlh, m) : decodeIpvs(nlh, m);
+    } else if (m.type == NLMSG_ERROR) {
+      r = decodeAck(nlh, m);
+    } else if (m.type == NLMSG_DONE) {
+      m.kind = Message::Kind::kDone;
+      // A dump that failed part way ends in NLMSG_DONE carrying a negative errno.
+      if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int)) {
+        int v = 0;
+        std::memcpy(&v, mnl_nlmsg_get_payload(nlh), sizeof(v));
+        m.error = v < 0 && v >= -4095 ? -v : 0;
+      }
+    }
+    if (!r) {
+      return fail(ErrorCode::kParse,
+                  "netlink message at byte " + std::to_string(at) + ": " + r.error().message);
+    }
+    out.push_back(std::move(m));
+    nlh = mnl_nlmsg_next(nlh, &left);
+  }
+  return out;
+}
+
+Error ackError(int err, std::string_view what, std::string_view kernel_message) {
+  Error e = errnoError(err, what);
+  switch (err) {
+    case EEXIST:
+      e.code = ErrorCode::kAlreadyExists;
+      break;
+    case ENOENT:
+    case ESRCH:
+      e.code = ErrorCode::kNotFound;
+      break;
+    case EBUSY:
+      e.code = ErrorCode::kTryAgain;
+      break;
+    default:
+      break;
+  }
+  if (!kernel_message.empty()) e.message += " (kernel: " + std::string(kernel_message) + ")";
+  return e;
+}
+
+Error opError(const Op& op, int err, std::string_view kernel_message) {
+  Error e = ackError(err, "cannot " + describe(op), kernel_message);
+  const bool service_settings =
+      op.kind == Op::Kind::kAddService || op.kind == Op::Kind::kEditService;
+  if (service_settings && err == ENOENT) {
+    e.code = ErrorCode::kInvalidArgument;
+    e.message += ": this kernel has no scheduler \"" + op.service.scheduler + "\"";
+    if (!op.service.pe_name.empty()) {
+      e.message += " or no persistence engine \"" + op.service.pe_name + "\"";
+    }
+    e.message += " (modprobe ip_vs_" + op.service.scheduler + ")";
+  }
+  return e;
+}
+
+std::string describe(const Op& op) {
+  const std::string svc = "service " + op.service.key.toString();
+  const std::string dst = op.dest ? "destination " + destText(*op.dest) + " of " + svc : svc;
+  switch (op.kind) {
+    case Op::Kind::kAddService:
+      return "add " + svc;
+    case Op::Kind::kEditService:
+      return "edit " + svc;
+    case Op::Kind::kDelService:
+      return "delete " + svc;
+    case Op::Kind::kAddDest:
+      return "add " + dst;
+    case Op::Kind::kEditDest:
+      return "edit " + dst;
+    case Op::Kind::kDelDest:
+      return "delete " + dst;
+  }
+  return "change " + svc;
+}
+
+}  // namespace tandem::resources::ipvs::codec

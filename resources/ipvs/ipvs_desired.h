@@ -1,0 +1,46 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "common/ip_address.h"
+#include "config/config.h"
+#include "ipvs/ipvs_model.h"
+
+// What the kernel's IPVS table should hold: the configured virtual servers, with each real
+// server's weight decided by its health. Pure: config and health in, a Table out.
+namespace tandem::resources::ipvs {
+
+// The health of each real server, by its virtual server's name and its address (as resolved by
+// the config loader). A server nobody has reported on is up: until checks run, every configured
+// server takes traffic.
+class Health {
+ public:
+  void set(std::string_view virtual_server, const Endpoint& real_server, bool up);
+  bool up(std::string_view virtual_server, const Endpoint& real_server) const;
+  // Forgets every report: all servers are up again.
+  void clear() { state_.clear(); }
+  bool operator==(const Health&) const = default;
+
+ private:
+  std::map<std::pair<std::string, Endpoint>, bool> state_;
+};
+
+// The IPVS table for cfg.virtual_servers given health. Rules:
+//  - a down real server gets weight 0 when its service is on_failure = "quiescent" (existing
+//    connections finish, no new ones), or is left out when it is "remove";
+//  - when no real server is up and the service has a fallback, the fallback is a destination
+//    with weight 1 (beside the quiescent ones);
+//  - two virtual servers with one key, or two real servers with one address, keep the first.
+Table desiredTable(const config::Config& cfg, const Health& health);
+
+// One virtual server as an IPVS service (no destinations).
+Service desiredService(const config::VirtualServer& vs);
+
+// The kernel's global timeouts [ipvs] asks for, in whole seconds (rounded up); 0 leaves the
+// kernel's value.
+Timeouts desiredTimeouts(const config::Ipvs& ipvs);
+
+}  // namespace tandem::resources::ipvs

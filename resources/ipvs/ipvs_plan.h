@@ -1,0 +1,41 @@
+#pragma once
+
+#include <set>
+#include <vector>
+
+#include "ipvs/ipvs_model.h"
+
+// The IPVS reconcile planner: the desired table against the dumped one gives the fewest kernel
+// requests that turn one into the other, in an order the kernel accepts and that never leaves
+// a kept service with fewer destinations than it needs on the way. Pure.
+namespace tandem::resources::ipvs {
+
+// What the kernel lets a request change in place (net/netfilter/ipvs/ip_vs_ctl.c):
+//  - IPVS_CMD_SET_SERVICE (ip_vs_edit_service) sets the scheduler, flags, persistence timeout,
+//    netmask and persistence engine; only the key (af, protocol, address, port, fwmark) is
+//    fixed, and a new key is a new service.
+//  - IPVS_CMD_SET_DEST (ip_vs_edit_dest -> __ip_vs_update_dest) sets weight, forwarding
+//    (conn_flags), thresholds and the tunnel type, port and flags; the destination is found by
+//    (af, address, port), so only a new family forces delete + add.
+//
+// The order, per desired service in key order:
+//   1. add the service, or edit it in place;
+//   2. for each of its destinations: add, or edit in place (delete + add for a family change);
+//   3. delete the destinations it no longer has (after the adds, so a service whose servers
+//      are swapped keeps one to schedule to throughout);
+// then, last, delete the services no longer wanted (the kernel drops their destinations with
+// them: no request per destination).
+//
+// Services in actual but not in desired are deleted only when manage_all ([ipvs] manage =
+// "all"), or when their key is in retired (services tandem itself put there and the config no
+// longer has); any other is left alone. Within a service tandem keeps, it owns every
+// destination. The HASHED service flag (kernel bookkeeping) and counters are ignored, and a
+// netmask of 0 equals the whole address. Neither table needs to be sorted.
+std::vector<Op> plan(const Table& desired, const Table& actual, bool manage_all,
+                     const std::set<ServiceKey>& retired = {});
+
+// The service fields ip_vs_edit_service sets, compared without kernel bookkeeping bits; a
+// netmask of 0 is the same as the whole address (255.255.255.255 or /128).
+bool sameService(const Service& a, const Service& b);
+
+}  // namespace tandem::resources::ipvs

@@ -1,0 +1,104 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/duration.h"
+#include "common/result.h"
+#include "config/config.h"
+#include "ipvs/ipvs_desired.h"
+#include "ipvs/ipvs_model.h"
+#include "loop/dispatcher.h"
+
+// The shell around the planner: dump the kernel's table, plan, apply; the loop that does it
+// every [ipvs] monitor_interval and whenever the config or a real server's health changes.
+namespace tandem::resources::ipvs {
+
+enum class IpvsLogLevel { kError, kWarning, kNotice, kInfo };
+using IpvsLog = std::function<void(IpvsLogLevel, const std::string&)>;
+
+// "tcp 198.51.100.10:80", "udp [2001:db8::10]:53", "fwmark 7 (IPv6)"; "198.51.100.21:80".
+// The reconciler's own wording, so its log lines do not depend on the codec's.
+std::string serviceName(const ServiceKey& key);
+std::string destName(const DestKey& key);
+// "add service tcp 198.51.100.10:80 scheduler=wlc", "edit real server 198.51.100.21:80 of tcp
+// 198.51.100.10:80 weight=0 forward=dr".
+std::string describe(const Op& op);
+
+struct ReconcileReport {
+  size_t applied = 0;  // requests that succeeded
+  size_t replans = 0;  // re-dumps after EEXIST/ENOENT
+  size_t drift = 0;    // differences from what tandem last applied, found before applying
+};
+
+// Keeps the kernel's IPVS table at a desired table. EEXIST/ENOENT from a request mean the table
+// moved under us (another tool, a racing reload): re-dump and re-plan, a bounded number of
+// times. Whatever differs from what tandem itself last applied is drift: repaired, and logged
+// as a warning naming what it looks like someone did ("virtual service tcp 198.51.100.10:80
+// was deleted behind tandem's back (ipvsadm -D?); restored").
+class Reconciler {
+ public:
+  static constexpr int kMaxReplans = 3;
+
+  Reconciler(Kernel& kernel, IpvsLog log);
+
+  [[nodiscard]] Result<ReconcileReport> reconcile(const Table& desired, bool manage_all);
+  // Sets the global timeouts that want names (non-zero) and the kernel does not already have;
+  // writes nothing when they match.
+  [[nodiscard]] Result<void> applyTimeouts(const Timeouts& want);
+
+  // Services tandem owns: in the last desired table it applied, plus any it has applied before
+  // and not yet seen deleted (so a service dropped from the config is removed even with
+  // manage = "owned").
+  const std::set<ServiceKey>& owned() const { return owned_; }
+
+ private:
+  // How the kernel differs from what tandem last applied, for the services it still wants:
+  // one line each, naming what it looks like someone did.
+  std::vector<std::string> findDrift(const Table& actual, const std::set<ServiceKey>& wanted) const;
+  void log(IpvsLogLevel level, const std::string& line) const;
+
+  Kernel& kernel_;
+  IpvsLog log_;
+  std::optional<Table> last_applied_;  // the desired table of the last complete reconcile
+  std::set<ServiceKey> owned_;
+};
+
+// Runs the reconciler every monitor_interval on the dispatcher, and at once when the config or
+// the health changes. A failed pass is logged (once while the error stays the same) and tried
+// again at the next interval.
+class IpvsReconcileLoop {
+ public:
+  IpvsReconcileLoop(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log);
+
+  // Takes (or replaces, on reload) the config and reconciles now.
+  void configure(const config::Config& cfg);
+  // A real server's health changed: reconcile now if that changes the desired table.
+  void setHealth(const std::string& virtual_server, const Endpoint& real_server, bool up);
+  // Reconciles now and restarts the interval.
+  void reconcileNow();
+  void stop();
+
+  const Reconciler& reconciler() const { return reconciler_; }
+  size_t passes() const { return passes_; }
+  bool lastPassOk() const { return last_error_.empty() && passes_ > 0; }
+
+ private:
+  void pass();
+
+  loop::Dispatcher& dispatcher_;
+  Reconciler reconciler_;
+  IpvsLog log_;
+  std::optional<config::Config> config_;
+  Health health_;
+  Table desired_;
+  std::unique_ptr<loop::Timer> timer_;
+  size_t passes_ = 0;
+  std::string last_error_;
+};
+
+}  // namespace tandem::resources::ipvs

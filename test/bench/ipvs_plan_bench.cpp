@@ -1,0 +1,164 @@
+// ipvs_plan_bench: how long the pure half of an IPVS reconcile takes at scale.
+//
+//   1,000 virtual services x 10 real servers, planned against an empty table (the first apply)
+//   and against the applied table after a 1% change (100 real servers get a new weight), plus
+//   desiredTable() from the config and a whole reconcile pass over an in-memory kernel. The
+//   kernel side (netlink round trips) is measured in the VM lab; this is what tandem adds.
+//
+// Prints a table (median, p99, max over the runs) to stdout and, when TANDEM_REPORT_DIR is
+// set, to $TANDEM_REPORT_DIR/ipvs_plan_bench.txt. Exits 1 when a 1% change plans slower than
+// the 50 ms budget of issue 5 (the median), or a plan is not what it should be.
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ipvs/ipvs_desired.h"
+#include "ipvs/ipvs_plan.h"
+#include "ipvs/reconciler.h"
+#include "resources/fake_ipvs_kernel.h"
+
+namespace {
+
+using namespace tandem;
+using namespace tandem::resources::ipvs;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kServices = 1000;
+constexpr size_t kReals = 10;
+constexpr size_t kChanged = kServices * kReals / 100;  // 1%
+
+std::string v4(int a, int b, int c, int d) {
+  return std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(c) + "." +
+         std::to_string(d);
+}
+
+// 1,000 services on 198.51.100.0/24 x ports 8000.., each with 10 real servers on
+// 203.0.113.0/24 x ports; the documentation ranges only.
+config::Config bigConfig() {
+  config::Config cfg;
+  for (int i = 0; i < static_cast<int>(kServices); ++i) {
+    config::VirtualServer vs;
+    vs.name = "vs" + std::to_string(i);
+    vs.address = Endpoint{*IpAddress::parse(v4(198, 51, 100, 1 + i % 250)),
+                          static_cast<uint16_t>(8000 + i / 250)};
+    vs.scheduler = "wrr";
+    for (int j = 0; j < static_cast<int>(kReals); ++j) {
+      config::RealServer rs;
+      const int n = i * static_cast<int>(kReals) + j;
+      rs.address = Endpoint{*IpAddress::parse(v4(203, 0, 113, 1 + n % 250)),
+                            static_cast<uint16_t>(10000 + i)};
+      rs.weight = 1 + j;
+      vs.real_servers.push_back(rs);
+    }
+    cfg.virtual_servers.push_back(vs);
+  }
+  return cfg;
+}
+
+struct Row {
+  std::string what;
+  size_t ops = 0;
+  std::vector<double> ms;
+};
+
+double pct(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<size_t>(std::lround(p * static_cast<double>(v.size() - 1)));
+  return v[std::min(i, v.size() - 1)];
+}
+
+Row time(const std::string& what, int runs, const std::function<size_t()>& body) {
+  Row r{what, 0, {}};
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = Clock::now();
+    r.ops = body();
+    r.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  return r;
+}
+
+}  // namespace
+
+int main() {
+  const int runs = 50;
+  const config::Config cfg = bigConfig();
+  Health all_up;
+  const Table desired = desiredTable(cfg, all_up);
+
+  // 1%: 100 of the 10,000 real servers go down (quiescent: weight 0), spread over services.
+  Health one_percent;
+  for (size_t k = 0; k < kChanged; ++k) {
+    const auto& vs = cfg.virtual_servers[k * (kServices / kChanged)];
+    one_percent.set(vs.name, vs.real_servers[k % kReals].address, false);
+  }
+  const Table changed = desiredTable(cfg, one_percent);
+
+  fakes::FakeIpvsKernel full;
+  full.load(desired);
+  const Table dumped = full.table();  // as a kernel dumps it: HASHED set, its own order
+
+  bool ok = true;
+  std::vector<Row> rows;
+  rows.push_back(time("desiredTable (config x health)", runs,
+                      [&] { return desiredTable(cfg, one_percent).services.size(); }));
+  rows.push_back(time("plan: empty table -> 1000x10", runs,
+                      [&] { return plan(desired, Table{}, false).size(); }));
+  rows.push_back(
+      time("plan: no change", runs, [&] { return plan(desired, dumped, false).size(); }));
+  rows.push_back(time("plan: 1% change (100 weights)", runs,
+                      [&] { return plan(changed, dumped, false).size(); }));
+  rows.push_back(time("reconcile on fake kernel: empty -> full", 10, [&] {
+    fakes::FakeIpvsKernel k;
+    Reconciler rec(k, nullptr);
+    auto r = rec.reconcile(desired, false);
+    return r ? r->applied : 0;
+  }));
+  rows.push_back(time("reconcile on fake kernel: 1% change", runs, [&] {
+    fakes::FakeIpvsKernel k;
+    k.load(desired);
+    Reconciler rec(k, nullptr);
+    auto r = rec.reconcile(changed, false);
+    return r ? static_cast<size_t>(k.writes()) : 0;
+  }));
+
+  if (rows[1].ops != kServices * (1 + kReals)) ok = false;
+  if (rows[2].ops != 0) ok = false;
+  if (rows[3].ops != kChanged) ok = false;
+  if (rows[5].ops != kChanged) ok = false;
+  const bool fast = pct(rows[3].ms, 0.5) < 50.0;
+
+  std::ostringstream out;
+  char line[200];
+  snprintf(line, sizeof line, "IPVS plan benchmark: %zu services x %zu real servers, %d runs\n",
+           kServices, kReals, runs);
+  out << line;
+  snprintf(line, sizeof line, "| %-42s | %6s | %9s | %9s | %9s |\n", "step", "ops", "median ms",
+           "p99 ms", "max ms");
+  out << line;
+  out << "| ------------------------------------------ | -----: | --------: | --------: | "
+         "--------: |\n";
+  for (const auto& r : rows) {
+    snprintf(line, sizeof line, "| %-42s | %6zu | %9.3f | %9.3f | %9.3f |\n", r.what.c_str(), r.ops,
+             pct(r.ms, 0.5), pct(r.ms, 0.99), pct(r.ms, 1.0));
+    out << line;
+  }
+  out << "plan of a 1% change under 50 ms: " << (fast ? "yes" : "NO") << "\n";
+  if (!ok) out << "UNEXPECTED op counts (see the ops column)\n";
+  std::fputs(out.str().c_str(), stdout);
+  if (const char* dir = std::getenv("TANDEM_REPORT_DIR")) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::ofstream(std::string(dir) + "/ipvs_plan_bench.txt") << out.str();
+  }
+  return ok && fast ? 0 : 1;
+}
