@@ -116,6 +116,10 @@ std::string resourceDetail(const json& r) {
   if (v == r.end() || !v->is_object()) return out;
   std::string state = textOf(*v, "state");
   if (state == "probing") return out + "; verifying neighbours";
+  auto held = r.find("present");
+  if (state == "not-run" && held != r.end() && held->is_boolean() && held->get<bool>()) {
+    return out + "; announcing (neighbours are probed after the first burst)";
+  }
   if (auto err = v->find("error"); err != v->end() && err->is_string()) {
     return out + "; neighbours not verified: " + err->get<std::string>();
   }
