@@ -620,16 +620,20 @@ class Loader {
       }
     }
     if (auto w = r.integer("weight", 0, 65535)) rs.weight = static_cast<int>(*w);
-    if (auto v = r.integer("upper_threshold", 0, 0xffffffffLL)) {
+    // The kernel takes thresholds up to INT_MAX (EINVAL above) and refuses lower > upper
+    // (ERANGE) even when upper is 0, "unlimited": both measured in the VM lab.
+    if (auto v = r.integer("upper_threshold", 0, 0x7fffffffLL)) {
       rs.upper_threshold = static_cast<uint32_t>(*v);
     }
-    if (auto v = r.integer("lower_threshold", 0, 0xffffffffLL)) {
+    if (auto v = r.integer("lower_threshold", 0, 0x7fffffffLL)) {
       rs.lower_threshold = static_cast<uint32_t>(*v);
     }
-    if (rs.upper_threshold != 0 && rs.lower_threshold > rs.upper_threshold) {
-      r.badValue("lower_threshold", "it is above upper_threshold",
-                 "lower_threshold must be at most upper_threshold (" +
-                     std::to_string(rs.upper_threshold) + ")");
+    if (rs.lower_threshold > rs.upper_threshold) {
+      r.badValue("lower_threshold",
+                 rs.upper_threshold == 0 ? "it is set without an upper_threshold"
+                                         : "it is above upper_threshold",
+                 "the kernel needs upper_threshold set and at least lower_threshold (" +
+                     std::to_string(rs.lower_threshold) + ")");
     }
     if (auto f = readForwarding(r, "forwarding")) rs.forwarding = *f;
     bool tun = rs.forwarding == Forwarding::kTun;
