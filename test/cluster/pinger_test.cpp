@@ -98,8 +98,9 @@ TEST_F(PingerTest, IgnoresRepliesThatAreNotOurs) {
   };
   Bytes other_id = request;
   other_id[4] ^= 1;  // another process's identifier
+  ASSERT_EQ(request.size(), 16u);  // 8 header bytes, then the 8-byte per-run nonce
   Bytes other_nonce = request;
-  other_nonce.back() ^= 1;  // same identifier, another run's payload
+  other_nonce[15] ^= 1;  // same identifier, another run's payload
   (*deliver)(kGw, reply_of(other_id));
   (*deliver)(kGw, reply_of(other_nonce));
   (*deliver)(*IpAddress::parse("198.51.100.7"), reply_of(request));  // not a target

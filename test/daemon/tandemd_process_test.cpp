@@ -3,6 +3,7 @@
 // pointing at it, and reads what arrives with poll deadlines; nothing waits a fixed time.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -111,9 +112,36 @@ bool alive(pid_t pid) {
   return ::waitpid(pid, &status, WNOHANG) == 0;
 }
 
+// A UDP port nobody holds right now, so that tests running side by side (ctest -j) do not
+// fight over the shipped heartbeat port.
+uint16_t freeUdpPort() {
+  int fd = ::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  socklen_t len = sizeof a;
+  uint16_t port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin6_port);
+  }
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
 class TandemdProcessTest : public ::testing::Test {
  protected:
+  // The config text with this test's own heartbeat port (one line after [cluster]: findings
+  // in the node table are one line further down) and IPC name.
+  std::string conf(const char* text) const {
+    std::string out(text);
+    std::string own = "[cluster]\nheartbeat_port = " + std::to_string(port_) + "\n";
+    out.replace(out.find("[cluster]\n"), std::string("[cluster]\n").size(), own);
+    return out + "[control]\nipc_name = \"tandem-test-" + std::to_string(port_) + "\"\n";
+  }
+
   void SetUp() override {
+    port_ = freeUdpPort();
+    ASSERT_NE(port_, 0);
     char tmpl[] = "/tmp/tandemd-test.XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
@@ -122,7 +150,7 @@ class TandemdProcessTest : public ::testing::Test {
     std::string key(32, '\0');
     std::ifstream("/dev/urandom", std::ios::binary).read(key.data(), 32);
     writeFile(dir_ + "/authkey", key, 0600);
-    writeFile(config_, kGood);
+    writeFile(config_, conf(kGood));
 
     notify_path_ = dir_ + "/notify";
     notify_fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -227,6 +255,7 @@ class TandemdProcessTest : public ::testing::Test {
     return waitExit(pid, Clock::now() + kPatience);
   }
 
+  uint16_t port_ = 0;
   std::string dir_;
   std::string config_;
   std::string stderr_path_;
@@ -270,7 +299,7 @@ TEST_F(TandemdProcessTest, SendsReadyThenPingsTheWatchdogAtHalfItsPeriodAndStops
 TEST_F(TandemdProcessTest, HupWithABrokenConfigIsRejectedAndTheDaemonKeepsRunning) {
   pid_t pid = spawn({"--foreground", "--config", config_});
   ASSERT_TRUE(receiveLine("READY=1")) << readAll(stderr_path_);
-  writeFile(config_, kBroken);
+  writeFile(config_, conf(kBroken));
 
   ASSERT_EQ(::kill(pid, SIGHUP), 0);
 
@@ -289,11 +318,11 @@ TEST_F(TandemdProcessTest, HupWithABrokenConfigIsRejectedAndTheDaemonKeepsRunnin
   EXPECT_TRUE(alive(pid));
   EXPECT_TRUE(receiveLine("WATCHDOG=1")) << "the loop stopped after the rejection";
   std::string log = readAll(stderr_path_);
-  EXPECT_TRUE(contains(log, config_ + ":8:12: node.priority")) << log;
+  EXPECT_TRUE(contains(log, config_ + ":9:12: node.priority")) << log;
   EXPECT_NE(log.find("config reload rejected"), std::string::npos) << log;
 
   // The daemon still reloads once the file is fixed.
-  writeFile(config_, kGoodRenamed);
+  writeFile(config_, conf(kGoodRenamed));
   ASSERT_EQ(::kill(pid, SIGHUP), 0);
   auto accepted = receiveUntil(
       [](const std::string& m) { return hasLine(m, "READY=1") && !hasLine(m, "RELOADING=1"); },
@@ -307,7 +336,7 @@ TEST_F(TandemdProcessTest, HupWithABrokenConfigIsRejectedAndTheDaemonKeepsRunnin
 }
 
 TEST_F(TandemdProcessTest, ExitsOneWithoutReadyWhenTheConfigIsInvalidAtStart) {
-  writeFile(config_, kBroken);
+  writeFile(config_, conf(kBroken));
 
   EXPECT_EQ(runToExit({"--foreground", "--config", config_}), 1);
 
@@ -316,7 +345,7 @@ TEST_F(TandemdProcessTest, ExitsOneWithoutReadyWhenTheConfigIsInvalidAtStart) {
   EXPECT_FALSE(hasLine(*status, "READY=1"));
   EXPECT_EQ(valueOf(*status, "STATUS"), "Not started: 1 error in " + config_);
   std::string log = readAll(stderr_path_);
-  EXPECT_TRUE(contains(log, config_ + ":8:12: ")) << log;
+  EXPECT_TRUE(contains(log, config_ + ":9:12: ")) << log;
 }
 
 TEST_F(TandemdProcessTest, CheckConfigExitsZeroForAValidFile) {
@@ -326,12 +355,12 @@ TEST_F(TandemdProcessTest, CheckConfigExitsZeroForAValidFile) {
 }
 
 TEST_F(TandemdProcessTest, CheckConfigExitsOneAndPrintsFileLineColumnForABrokenFile) {
-  writeFile(config_, kBroken);
+  writeFile(config_, conf(kBroken));
 
   EXPECT_EQ(runToExit({"--check-config", "--config", config_}), 1);
 
   std::string err = readAll(stderr_path_);
-  EXPECT_TRUE(contains(err, config_ + ":8:12: node.priority is a string; it must be an integer"))
+  EXPECT_TRUE(contains(err, config_ + ":9:12: node.priority is a string; it must be an integer"))
       << err;
 }
 
@@ -360,12 +389,12 @@ TEST_F(TandemdProcessTest, WithoutForegroundItDaemonizesAndReportsItsPid) {
 }
 
 TEST_F(TandemdProcessTest, WithoutForegroundAnInvalidConfigMakesTheLauncherExitOne) {
-  writeFile(config_, kBroken);
+  writeFile(config_, conf(kBroken));
 
   EXPECT_EQ(runToExit({"--config", config_}), 1);
 
   std::string log = readAll(stderr_path_);
-  EXPECT_TRUE(contains(log, config_ + ":8:12: ")) << log;
+  EXPECT_TRUE(contains(log, config_ + ":9:12: ")) << log;
 }
 
 }  // namespace
