@@ -23,6 +23,10 @@ class AdminHandler {
   // Clears failures (resource, fence) and a pending operator move.
   [[nodiscard]] virtual Result<nlohmann::json> clear() = 0;
   [[nodiscard]] virtual Result<nlohmann::json> reload() = 0;
+  // The fields of the ipvs schema in protocol.h. A handler without IPVS says so.
+  [[nodiscard]] virtual Result<nlohmann::json> ipvs() {
+    return fail(ErrorCode::kUnavailable, "this tandemd does not manage IPVS");
+  }
 };
 
 }  // namespace tandem::ipc

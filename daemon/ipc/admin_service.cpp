@@ -102,6 +102,10 @@ json AdminService::dispatch(const Request& request) {
       if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
       return fromResult(handler_.reload());
     }
+    case RequestId::kIpvs: {
+      if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
+      return fromResult(handler_.ipvs());
+    }
     case RequestId::kDrain:
       return errorBody(
           Error{ErrorCode::kUnavailable, "drain is reserved and not implemented by this tandemd"});

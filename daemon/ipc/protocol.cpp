@@ -159,19 +159,21 @@ std::string_view requestName(RequestId id) {
       return "reload";
     case RequestId::kDrain:
       return "drain";
+    case RequestId::kIpvs:
+      return "ipvs";
   }
   return "unknown";
 }
 
 std::optional<RequestId> requestIdFromWire(int32_t raw) {
   if (raw < static_cast<int32_t>(RequestId::kStatus) ||
-      raw > static_cast<int32_t>(RequestId::kDrain)) {
+      raw > static_cast<int32_t>(RequestId::kIpvs)) {
     return std::nullopt;
   }
   return static_cast<RequestId>(raw);
 }
 
-bool isMutating(RequestId id) { return id != RequestId::kStatus; }
+bool isMutating(RequestId id) { return id != RequestId::kStatus && id != RequestId::kIpvs; }
 
 Result<Bytes> encodeRequest(RequestId id, const json& body) {
   std::string text = dumpBody(body);
@@ -212,7 +214,8 @@ Result<Request> decodeRequest(std::span<const uint8_t> bytes) {
   if (!id) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown request id " + std::to_string(header.id) +
-                    " (this tandemd knows 1 to 6: status, standby, move, clear, reload, drain); "
+                    " (this tandemd knows 1 to 7: status, standby, move, clear, reload, drain, "
+                    "ipvs); "
                     "is tandem newer than tandemd?");
   }
   auto body = parseBody(bytes.subspan(kRequestHeaderSize), "request");

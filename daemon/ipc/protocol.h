@@ -37,6 +37,7 @@
 //   4 clear    {}                            clear failures and an operator's move
 //   5 reload   {}                            re-read the config, as SIGHUP does
 //   6 drain    reserved; answered with an error until it exists
+//   7 ipvs     {}                            read-only, like status: the IPVS table
 // Unknown fields are refused, so a typo ("nod") is an error instead of a silent default. A body
 // holding a NUL byte is refused too: JSON text has none, and libqb hands the server the size
 // the header claims, so an overstated size shows up as the receive buffer's zeros.
@@ -54,6 +55,31 @@
 //                        "last_heartbeat_ms": int or null (null for self and never-heard)}]
 //   "accepted_frames": unsigned, heartbeat frames accepted
 //   "rejected_frames": {reason: count}, reason as wire::name(Rejection) (e.g. "bad_signature")
+//
+// The ipvs response (besides "ok": true): the kernel's IPVS table in this director's network
+// namespace, dumped when asked, with what tandem knows of each entry. Kept on every director,
+// ACTIVE or not.
+//   "in_sync":             bool, the last reconcile pass left the table as configured
+//   "monitor_interval_ms": unsigned, how often the table is compared and repaired
+//   "services": [{
+//     "name":      string or null (null: a service tandem does not manage)
+//     "key":       string, "tcp 198.51.100.50:80", "fwmark 7 (IPv4)"
+//     "protocol":  "tcp" | "udp" | "sctp" | null (fwmark)
+//     "address":   string or null (fwmark);  "port": unsigned;  "fwmark": unsigned or null
+//     "family":    "ipv4" | "ipv6"
+//     "scheduler": string;  "flags": [string] ("persistent", "one-packet", "fallback", "port")
+//     "persistence_timeout_s": unsigned (0: not persistent)
+//     "managed":   bool, configured in tandem.conf
+//     "conns", "cps", "in_pps", "out_pps", "in_bps", "out_bps": unsigned (kernel counters and
+//       rates, the rates as the kernel's 2-second estimator has them)
+//     "destinations": [{
+//       "address": string;  "port": unsigned;  "forward": "nat" | "dr" | "tun" | "local"
+//       "weight": int;  "upper_threshold", "lower_threshold": unsigned
+//       "health":  "up" (no check configured: always up) | "unknown" (checks not run yet) |
+//                  "down" | "fallback" (the sorry server) | null (not managed)
+//       "active_conns", "inactive_conns", "persistent_conns": unsigned
+//       "conns", "cps", "in_pps", "out_pps", "in_bps", "out_bps": unsigned }] }]
+// A tandemd with no [[virtual_server]], or on a kernel without IPVS, answers "unavailable".
 // New fields may be added; readers ignore what they do not know.
 namespace tandem::ipc {
 
@@ -73,12 +99,13 @@ enum class RequestId : int32_t {
   kClear = 4,
   kReload = 5,
   kDrain = 6,
+  kIpvs = 7,
 };
 
 // "status", "standby", ... for messages and logs.
 std::string_view requestName(RequestId id);
 std::optional<RequestId> requestIdFromWire(int32_t raw);
-// Everything but status changes the cluster and needs root or control.group.
+// Everything but status and ipvs changes the cluster and needs root or control.group.
 bool isMutating(RequestId id);
 
 using Bytes = std::vector<uint8_t>;
@@ -127,7 +154,7 @@ nlohmann::json moveBody(const MoveArgs& args);
 
 [[nodiscard]] Result<StandbyArgs> parseStandbyArgs(const nlohmann::json& body);
 [[nodiscard]] Result<MoveArgs> parseMoveArgs(const nlohmann::json& body);
-// status, clear, reload and drain take no fields.
+// status, clear, reload, drain and ipvs take no fields.
 [[nodiscard]] Result<void> parseNoArgs(RequestId id, const nlohmann::json& body);
 
 }  // namespace tandem::ipc

@@ -56,6 +56,7 @@ Result<void> Daemon::start() {
   config_ = std::move(loaded.config);
   generation_ = 1;
   applyLogLevel();
+  if (options_.check_kernel_settings) options_.check_kernel_settings(*config_);
 
   const std::pair<loop::Signal, std::function<void()>> handlers[] = {
       {loop::Signal::kTerminate, [this] { stop(loop::Signal::kTerminate); }},
@@ -66,6 +67,13 @@ Result<void> Daemon::start() {
     auto watch = dispatcher_.onSignal(sig, handler);
     if (!watch) return fail(watch.error());
     signal_watches_.push_back(std::move(*watch));
+  }
+
+  // The IPVS table first and on every director: it is ready before an election makes this
+  // node ACTIVE.
+  if (options_.open_ipvs) {
+    ipvs_ = std::make_unique<IpvsManager>(dispatcher_, logger_, options_.open_ipvs);
+    ipvs_->configure(*config_);
   }
 
   if (options_.make_cluster) {
@@ -124,6 +132,8 @@ void Daemon::reloadConfig() {
   ++generation_;
   applyLogLevel();
   logger_.log(LogLevel::kNotice, "config reloaded " + runningContext());
+  if (options_.check_kernel_settings) options_.check_kernel_settings(*config_);
+  if (ipvs_) ipvs_->configure(*config_);
   notifier_.notify("READY=1\nSTATUS=Running " + describeRunning());
 }
 
@@ -216,6 +226,11 @@ Result<nlohmann::json> Daemon::reload() {
   uint64_t before = generation_;
   reloadConfig();
   return nlohmann::json{{"generation", generation_}, {"accepted", generation_ != before}};
+}
+
+Result<nlohmann::json> Daemon::ipvs() {
+  if (!ipvs_) return fail(ErrorCode::kUnavailable, "this tandemd runs without IPVS");
+  return ipvs_->show();
 }
 
 void Daemon::pingWatchdog() {

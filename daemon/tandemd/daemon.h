@@ -14,6 +14,7 @@
 #include "ipc/admin_handler.h"
 #include "ipc/status_json.h"
 #include "loop/dispatcher.h"
+#include "tandemd/ipvs_manager.h"
 #include "tandemd/logger.h"
 #include "tandemd/notifier.h"
 
@@ -30,6 +31,13 @@ struct DaemonOptions {
   // Builds this node's part in the cluster from the running config (the shell passes the real
   // corosync, sockets and children; a test may leave it unset for a daemon without a cluster).
   std::function<Result<std::unique_ptr<cluster::ClusterNode>>(const config::Config&)> make_cluster;
+  // Runs for every accepted config, at start before anything is built and after each reload:
+  // the shell checks (with [ipvs] set_sysctls also sets) the kernel settings the forwarding
+  // methods need (resources/sysctl) and logs what it finds. Unset: no check.
+  std::function<void(const config::Config&)> check_kernel_settings;
+  // Opens the kernel's IPVS table (NetlinkKernel in the shell, a fake in tests). Unset: this
+  // tandemd keeps no IPVS table.
+  OpenIpvsKernel open_ipvs;
   // A clean stop hands the services over first; this long at most.
   Millis stop_timeout{10000};
 };
@@ -62,6 +70,10 @@ class Daemon final : public ipc::AdminHandler {
   Result<nlohmann::json> move(const std::string& target) override;
   Result<nlohmann::json> clear() override;
   Result<nlohmann::json> reload() override;
+  Result<nlohmann::json> ipvs() override;
+
+  // The IPVS table's keeper; null when options.open_ipvs is unset.
+  const IpvsManager* ipvsManager() const { return ipvs_.get(); }
 
  private:
   void reloadConfig();
@@ -88,6 +100,7 @@ class Daemon final : public ipc::AdminHandler {
   std::unique_ptr<loop::Timer> watchdog_timer_;
   std::vector<std::unique_ptr<loop::SignalWatch>> signal_watches_;
   std::unique_ptr<cluster::ClusterNode> cluster_;
+  std::unique_ptr<IpvsManager> ipvs_;
   std::unique_ptr<loop::Timer> stop_timer_;
   loop::MonoTime stop_deadline_{};
 };

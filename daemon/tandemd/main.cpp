@@ -21,9 +21,12 @@
 #include "corosync/quorum_watch.h"
 #include "ipc/ipc_server.h"
 #include "ipc/posix_user_db.h"
+#include "ipvs/ipvs_netlink.h"
 #include "loop/qb_dispatcher.h"
 #include "ping/raw_echo_transport.h"
 #include "process/posix_child_runner.h"
+#include "sysctl/proc_sysctl.h"
+#include "sysctl/sysctl_apply.h"
 #include "tandemd/daemon.h"
 #include "tandemd/daemonize.h"
 #include "tandemd/qb_logger.h"
@@ -126,6 +129,22 @@ int runDaemon(std::string path, bool foreground, const std::string& node_name) {
   options.config_path = path;
   options.watchdog_period = tandemd::SystemdNotifier::watchdogPeriod();
   if (detached) options.main_pid = static_cast<int>(::getpid());
+  resources::sysctl::ProcSysctl proc_sysctl;
+  options.check_kernel_settings = [&logger, &proc_sysctl, node_name](const config::Config& cfg) {
+    const config::Node* self = cfg.findNode(node_name);
+    std::vector<std::string> interfaces = self ? self->interfaces : std::vector<std::string>{};
+    resources::sysctl::SysctlWriter* writer = cfg.ipvs.set_sysctls ? &proc_sysctl : nullptr;
+    for (const auto& line : resources::sysctl::checkSysctls(cfg, interfaces, proc_sysctl, writer)) {
+      logger.log(line.level == resources::sysctl::LineLevel::kWarning ? tandemd::LogLevel::kWarning
+                                                                      : tandemd::LogLevel::kNotice,
+                 line.text);
+    }
+  };
+  options.open_ipvs = []() -> Result<std::unique_ptr<resources::ipvs::Kernel>> {
+    auto k = resources::ipvs::NetlinkKernel::open();
+    if (!k) return fail(k.error());
+    return std::unique_ptr<resources::ipvs::Kernel>(std::move(*k));
+  };
 
   process::PosixChildRunner children(**dispatcher);
   resources::announce::LinuxPacketSocketOpener packet_sockets;

@@ -6,6 +6,8 @@
 //
 // Prints "ready" on stdout once it serves, and exits 0 on SIGTERM. With REQUEST_LOG, appends a
 // line per change request ("move target=lb2"), so a test can tell what reached the daemon.
+// A top-level "ipvs" object in the file is the canned ipvs answer (and not part of the status);
+// without one, ipvs is answered as by a tandemd that keeps no IPVS table.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -22,8 +24,20 @@ using nlohmann::json;
 
 class CannedHandler final : public ipc::AdminHandler {
  public:
-  CannedHandler(json status, std::string log) : status_(std::move(status)), log_(std::move(log)) {}
+  CannedHandler(json status, std::string log) : status_(std::move(status)), log_(std::move(log)) {
+    if (auto it = status_.find("ipvs"); it != status_.end()) {
+      ipvs_ = *it;
+      status_.erase(it);
+    }
+  }
   json status() override { return status_; }
+  Result<json> ipvs() override {
+    if (ipvs_.is_null()) {
+      return fail(ErrorCode::kUnavailable,
+                  "tandemd manages no IPVS services: the config has no [[virtual_server]]");
+    }
+    return ipvs_;
+  }
   Result<json> standby(const std::string& node, bool on) override {
     record("standby node=" + node + " on=" + (on ? "true" : "false"));
     std::string self = status_.value("local_node", "");
@@ -50,6 +64,7 @@ class CannedHandler final : public ipc::AdminHandler {
     if (!log_.empty()) std::ofstream(log_, std::ios::app) << line << "\n";
   }
   json status_;
+  json ipvs_;
   std::string log_;
 };
 

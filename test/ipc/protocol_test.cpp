@@ -265,5 +265,52 @@ TEST(ProtocolTest, MoveArgumentsAreParsed) {
             "\"target\" in the move request must be a node name (a string), not null");
 }
 
+// The ipvs request (7): read-only like status, no fields, and known to the decoder.
+TEST(ProtocolTest, IpvsRequestIsSevenAndRoundTrips) {
+  EXPECT_EQ(static_cast<int32_t>(RequestId::kIpvs), 7);
+  EXPECT_EQ(requestName(RequestId::kIpvs), "ipvs");
+  EXPECT_EQ(requestIdFromWire(7), RequestId::kIpvs);
+  EXPECT_EQ(requestIdFromWire(8), std::nullopt);
+  auto bytes = encodeRequest(RequestId::kIpvs, json::object());
+  ASSERT_TRUE(bytes.has_value());
+  auto back = decodeRequest(*bytes);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->id, RequestId::kIpvs);
+  EXPECT_EQ(back->body, json::object());
+}
+
+TEST(ProtocolTest, IpvsIsReadOnlyLikeStatus) {
+  EXPECT_FALSE(isMutating(RequestId::kIpvs));
+  EXPECT_FALSE(isMutating(RequestId::kStatus));
+  EXPECT_TRUE(isMutating(RequestId::kReload));
+}
+
+TEST(ProtocolTest, IpvsTakesNoFields) {
+  EXPECT_TRUE(parseNoArgs(RequestId::kIpvs, json::object()).has_value());
+  auto r = parseNoArgs(RequestId::kIpvs, json{{"verbose", true}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message, "unknown field \"verbose\" in the ipvs request; it takes no fields");
+}
+
+TEST(ProtocolTest, AnUnknownIdNamesEveryRequestThisTandemdKnows) {
+  std::string e = decodeError(request(8, "{}"));
+  EXPECT_NE(e.find("1 to 7"), std::string::npos) << e;
+  EXPECT_NE(e.find("ipvs"), std::string::npos) << e;
+}
+
+TEST(ProtocolTest, AnUnavailableIpvsAnswerCarriesENOTSUP) {
+  auto bytes = encodeResponse(
+      7, errorBody(Error{ErrorCode::kUnavailable, "this tandemd runs without IPVS"}));
+  ASSERT_TRUE(bytes.has_value());
+  int32_t error = 0;
+  std::memcpy(&error, bytes->data() + 16, 4);
+  EXPECT_EQ(error, -ENOTSUP);
+  auto body = decodeResponse(*bytes, 7);
+  ASSERT_TRUE(body.has_value());
+  auto r = bodyResult(*body);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnavailable);
+}
+
 }  // namespace
 }  // namespace tandem::ipc

@@ -19,5 +19,6 @@ void addConfigCommands(CLI::App& app, const GlobalOptions& global, int* exit_cod
 void addKeygenCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addStatusCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addAdminCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void addIpvsCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 
 }  // namespace tandem::cli

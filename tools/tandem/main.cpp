@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   addKeygenCommand(app, global, &exit_code);
   addStatusCommand(app, global, &exit_code);
   addAdminCommands(app, global, &exit_code);
+  addIpvsCommands(app, global, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

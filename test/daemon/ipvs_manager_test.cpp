@@ -1,0 +1,303 @@
+// The IPVS table in tandemd: kept from each loaded config on every director, nothing opened
+// without [[virtual_server]], a kernel without IPVS logged once and retried, drift repaired on
+// the next monitor pass, and the ipvs answer. Simulated time and a fake kernel table.
+#include "tandemd/ipvs_manager.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+
+#include <memory>
+#include <string>
+
+#include "config/config_loader.h"
+#include "fakes/fake_file_system.h"
+#include "fakes/fake_logger.h"
+#include "fakes/fake_notifier.h"
+#include "fakes/sim_dispatcher.h"
+#include "resources/fake_ipvs_kernel.h"
+#include "tandemd/daemon.h"
+
+namespace tandem::tandemd {
+namespace {
+
+using namespace std::chrono_literals;
+using fakes::FakeIpvsKernel;
+using resources::ipvs::DestKey;
+using resources::ipvs::Forward;
+using resources::ipvs::Kernel;
+using resources::ipvs::Op;
+using resources::ipvs::ServiceKey;
+
+constexpr char kPath[] = "/etc/tandem/tandem.conf";
+constexpr char kKeyPath[] = "/etc/tandem/authkey";
+
+constexpr char kHead[] =
+    "[cluster]\nname = \"t\"\n[[cluster.key]]\nid = 1\nfile = \"authkey\"\n"
+    "[[node]]\nname = \"a\"\ninterfaces = [\"eth0\"]\n"
+    "[[vip]]\naddress = \"198.51.100.50/24\"\ninterface = \"eth0\"\n"
+    "[ipvs]\nmonitor_interval = \"2s\"\n";
+
+std::string withWeb(int rs2_weight = 1) {
+  return std::string(kHead) +
+         "[[virtual_server]]\nname = \"web\"\naddress = \"198.51.100.50:80\"\n"
+         "scheduler = \"rr\"\n"
+         "[[virtual_server.real_server]]\naddress = \"203.0.113.21\"\n"
+         "[[virtual_server.real_server]]\naddress = \"203.0.113.22\"\nweight = " +
+         std::to_string(rs2_weight) + "\n";
+}
+
+config::Config load(const std::string& text) {
+  fakes::FakeFileSystem files;
+  files.write(kKeyPath, std::string(32, 'k'), 0600);
+  auto r = config::loadConfigText(text, kPath, files);
+  EXPECT_TRUE(r.ok()) << r.diagnostics.formatAll();
+  return *r.config;
+}
+
+IpAddress ip(const char* text) { return *IpAddress::parse(text); }
+
+const ServiceKey kWeb{Family::kInet, IPPROTO_TCP, ip("198.51.100.50"), 80, 0};
+const DestKey kRs1{ip("203.0.113.21"), 80};
+const DestKey kRs2{ip("203.0.113.22"), 80};
+
+// Hands the manager a kernel that forwards to the test's fake, so the test keeps looking at it.
+class SharedKernel final : public Kernel {
+ public:
+  explicit SharedKernel(FakeIpvsKernel& k) : k_(k) {}
+  Result<resources::ipvs::Table> dump() override { return k_.dump(); }
+  Result<void> apply(const Op& op) override { return k_.apply(op); }
+  Result<resources::ipvs::Timeouts> timeouts() override { return k_.timeouts(); }
+  Result<void> setTimeouts(const resources::ipvs::Timeouts& t) override {
+    return k_.setTimeouts(t);
+  }
+  uint64_t writes() const override { return k_.writes(); }
+
+ private:
+  FakeIpvsKernel& k_;
+};
+
+class IpvsManagerTest : public ::testing::Test {
+ protected:
+  OpenIpvsKernel opener() {
+    return [this]() -> Result<std::unique_ptr<Kernel>> {
+      ++opens_;
+      if (!ipvs_loaded_) {
+        return fail(ErrorCode::kUnavailable,
+                    "this kernel has no IPVS (generic netlink family \"IPVS\" not found); load "
+                    "it with `modprobe ip_vs`");
+      }
+      return std::unique_ptr<Kernel>(std::make_unique<SharedKernel>(kernel_));
+    };
+  }
+
+  fakes::SimDispatcher sim_;
+  fakes::FakeLogger logger_;
+  FakeIpvsKernel kernel_;
+  int opens_ = 0;
+  bool ipvs_loaded_ = true;
+};
+
+TEST_F(IpvsManagerTest, AConfigWithoutVirtualServersOpensNothing) {
+  IpvsManager m(sim_, logger_, opener());
+  m.configure(load(kHead));
+  sim_.advance(10s);
+  EXPECT_EQ(opens_, 0);
+  EXPECT_FALSE(m.running());
+  EXPECT_EQ(sim_.armedTimers(), 0u);
+  auto shown = m.show();
+  ASSERT_FALSE(shown.has_value());
+  EXPECT_EQ(shown.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(shown.error().message.find("no [[virtual_server]]"), std::string::npos)
+      << shown.error().message;
+}
+
+TEST_F(IpvsManagerTest, KeepsTheConfiguredTableAtOnce) {
+  IpvsManager m(sim_, logger_, opener());
+  m.configure(load(withWeb()));
+  EXPECT_EQ(opens_, 1);
+  ASSERT_TRUE(m.running());
+  ASSERT_TRUE(kernel_.hasService(kWeb));
+  EXPECT_EQ(kernel_.dest(kWeb, kRs1)->forward, Forward::kMasq);
+  EXPECT_EQ(kernel_.dest(kWeb, kRs2)->weight, 1);
+  EXPECT_EQ(logger_.count(LogLevel::kNotice, "whatever its role services=1"), 1u);
+}
+
+TEST_F(IpvsManagerTest, WithoutIpvsItLogsOnceRunsOnAndRetriesEveryMonitorInterval) {
+  ipvs_loaded_ = false;
+  IpvsManager m(sim_, logger_, opener());
+  m.configure(load(withWeb()));
+  EXPECT_FALSE(m.running());
+  EXPECT_EQ(opens_, 1);
+  sim_.advance(1999ms);
+  EXPECT_EQ(opens_, 1);
+  sim_.advance(1ms);
+  EXPECT_EQ(opens_, 2);
+  sim_.advance(4s);
+  EXPECT_EQ(opens_, 4);
+  EXPECT_EQ(logger_.count(LogLevel::kError, "IPVS is not available: this kernel has no IPVS"), 1u);
+  EXPECT_EQ(logger_.count(LogLevel::kError, "modprobe ip_vs"), 1u);
+  auto shown = m.show();
+  ASSERT_FALSE(shown.has_value());
+  EXPECT_EQ(shown.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(shown.error().message.find("IPVS is not available on this director"),
+            std::string::npos);
+
+  ipvs_loaded_ = true;  // someone ran modprobe ip_vs
+  sim_.advance(2s);
+  EXPECT_TRUE(m.running());
+  EXPECT_TRUE(kernel_.hasService(kWeb));
+  EXPECT_EQ(logger_.count(LogLevel::kNotice, "IPVS is available now"), 1u);
+  const int opens = opens_;
+  sim_.advance(10s);
+  EXPECT_EQ(opens_, opens) << "no more opening once the table is kept";
+}
+
+TEST_F(IpvsManagerTest, ADeletedServiceIsRestoredOnTheNextMonitorPassAndLogged) {
+  IpvsManager m(sim_, logger_, opener());
+  m.configure(load(withWeb()));
+  ASSERT_TRUE(kernel_.hasService(kWeb));
+  // ipvsadm -D -t 198.51.100.50:80
+  Op del;
+  del.kind = Op::Kind::kDelService;
+  del.service.key = kWeb;
+  ASSERT_TRUE(kernel_.applyDirect(del).has_value());
+  sim_.advance(1999ms);
+  EXPECT_FALSE(kernel_.hasService(kWeb));
+  sim_.advance(1ms);
+  EXPECT_TRUE(kernel_.hasService(kWeb));
+  EXPECT_TRUE(kernel_.dest(kWeb, kRs2).has_value());
+  EXPECT_EQ(logger_.count(LogLevel::kWarning, "deleted behind tandem's back"), 1u);
+}
+
+TEST_F(IpvsManagerTest, AReloadSettingAWeightToZeroEditsOnlyThatServer) {
+  IpvsManager m(sim_, logger_, opener());
+  m.configure(load(withWeb()));
+  const size_t before = kernel_.applied().size();
+  m.configure(load(withWeb(0)));
+  ASSERT_EQ(kernel_.applied().size(), before + 1);
+  EXPECT_EQ(kernel_.applied().back().kind, Op::Kind::kEditDest);
+  EXPECT_EQ(kernel_.dest(kWeb, kRs2)->weight, 0);
+  EXPECT_EQ(kernel_.dest(kWeb, kRs1)->weight, 1);
+}
+
+TEST_F(IpvsManagerTest, AReloadDroppingEveryServiceRemovesTandemsOwn) {
+  IpvsManager m(sim_, logger_, opener());
+  m.configure(load(withWeb()));
+  ASSERT_TRUE(kernel_.hasService(kWeb));
+  m.configure(load(kHead));
+  EXPECT_FALSE(kernel_.hasService(kWeb));
+}
+
+TEST_F(IpvsManagerTest, ShowListsServicesWithNamesHealthAndCounters) {
+  IpvsManager m(sim_, logger_, opener());
+  m.configure(load(withWeb()));
+  // A service somebody else added (manage = "owned" leaves it alone).
+  Op foreign;
+  foreign.kind = Op::Kind::kAddService;
+  foreign.service.key = ServiceKey{Family::kInet, IPPROTO_UDP, ip("198.51.100.53"), 53, 0};
+  foreign.service.scheduler = "wrr";
+  ASSERT_TRUE(kernel_.applyDirect(foreign).has_value());
+  auto shown = m.show();
+  ASSERT_TRUE(shown.has_value()) << shown.error().message;
+  const auto& j = *shown;
+  EXPECT_EQ(j["in_sync"], true);
+  EXPECT_EQ(j["monitor_interval_ms"], 2000);
+  ASSERT_EQ(j["services"].size(), 2u);
+  // The fake dumps in reverse key order; the answer keeps the kernel's order.
+  const auto& udp = j["services"][0];
+  EXPECT_EQ(udp["key"], "udp 198.51.100.53:53");
+  EXPECT_TRUE(udp["name"].is_null());
+  EXPECT_EQ(udp["managed"], false);
+  const auto& web = j["services"][1];
+  EXPECT_EQ(web["name"], "web");
+  EXPECT_EQ(web["key"], "tcp 198.51.100.50:80");
+  EXPECT_EQ(web["protocol"], "tcp");
+  EXPECT_EQ(web["address"], "198.51.100.50");
+  EXPECT_EQ(web["port"], 80);
+  EXPECT_TRUE(web["fwmark"].is_null());
+  EXPECT_EQ(web["scheduler"], "rr");
+  EXPECT_EQ(web["flags"], nlohmann::json::array());
+  EXPECT_EQ(web["managed"], true);
+  ASSERT_EQ(web["destinations"].size(), 2u);
+  const auto& rs2 = web["destinations"][0];
+  EXPECT_EQ(rs2["address"], "203.0.113.22");
+  EXPECT_EQ(rs2["port"], 80);
+  EXPECT_EQ(rs2["forward"], "nat");
+  EXPECT_EQ(rs2["weight"], 1);
+  EXPECT_EQ(rs2["health"], "up");
+  for (const char* k : {"active_conns", "inactive_conns", "persistent_conns", "conns", "cps",
+                        "in_pps", "out_pps", "in_bps", "out_bps"}) {
+    EXPECT_TRUE(rs2.contains(k)) << k;
+  }
+}
+
+TEST_F(IpvsManagerTest, ARealServerWithACheckShowsUnknownHealthUntilChecksRun) {
+  IpvsManager m(sim_, logger_, opener());
+  m.configure(load(withWeb() + "[virtual_server.check]\ntype = \"tcp\"\n"));
+  auto shown = m.show();
+  ASSERT_TRUE(shown.has_value()) << shown.error().message;
+  EXPECT_EQ((*shown)["services"][0]["destinations"][0]["health"], "unknown");
+}
+
+TEST_F(IpvsManagerTest, ADumpThatFailsIsAnErrorNamingTheTable) {
+  IpvsManager m(sim_, logger_, opener());
+  m.configure(load(withWeb()));
+  kernel_.failDumps(1);
+  auto shown = m.show();
+  ASSERT_FALSE(shown.has_value());
+  EXPECT_NE(shown.error().message.find("cannot read the IPVS table"), std::string::npos);
+}
+
+// The daemon builds the table at start and rebuilds it on HUP, with or without a cluster.
+class DaemonIpvsTest : public IpvsManagerTest {
+ protected:
+  DaemonIpvsTest() { files_.write(kKeyPath, std::string(32, 'k'), 0600); }
+
+  Daemon& start(const std::string& text) {
+    files_.write(kPath, text);
+    DaemonOptions options;
+    options.config_path = kPath;
+    options.open_ipvs = opener();
+    daemon_ = std::make_unique<Daemon>(sim_, notifier_, logger_, files_, options);
+    auto started = daemon_->start();
+    EXPECT_TRUE(started.has_value()) << (started ? "" : started.error().message);
+    return *daemon_;
+  }
+
+  fakes::FakeNotifier notifier_;
+  fakes::FakeFileSystem files_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+TEST_F(DaemonIpvsTest, StartKeepsTheTableAndHupAppliesTheNewWeights) {
+  Daemon& d = start(withWeb());
+  EXPECT_TRUE(kernel_.hasService(kWeb));
+  files_.write(kPath, withWeb(0));
+  ASSERT_TRUE(sim_.deliver(loop::Signal::kHangup));
+  EXPECT_EQ(d.generation(), 2u);
+  EXPECT_EQ(kernel_.dest(kWeb, kRs2)->weight, 0);
+  auto shown = d.ipvs();
+  ASSERT_TRUE(shown.has_value()) << shown.error().message;
+  EXPECT_EQ((*shown)["services"][0]["destinations"][0]["weight"], 0);
+}
+
+TEST_F(DaemonIpvsTest, AKernelWithoutIpvsDoesNotStopTheDaemon) {
+  ipvs_loaded_ = false;
+  Daemon& d = start(withWeb());
+  EXPECT_EQ(notifier_.last().count("READY"), 1u);
+  EXPECT_EQ(d.ipvs().error().code, ErrorCode::kUnavailable);
+}
+
+TEST_F(DaemonIpvsTest, ADaemonWithoutABackendAnswersUnavailable) {
+  files_.write(kPath, withWeb());
+  DaemonOptions options;
+  options.config_path = kPath;  // and no open_ipvs
+  Daemon d(sim_, notifier_, logger_, files_, options);
+  ASSERT_TRUE(d.start().has_value());
+  auto shown = d.ipvs();
+  ASSERT_FALSE(shown.has_value());
+  EXPECT_EQ(shown.error().message, "this tandemd runs without IPVS");
+}
+
+}  // namespace
+}  // namespace tandem::tandemd
