@@ -23,7 +23,8 @@ struct ServiceKey {
   uint32_t fwmark = 0;    // 0: an address service
 
   auto operator<=>(const ServiceKey&) const = default;
-  std::string toString() const;  // "tcp 198.51.100.10:80", "tcp [2001:db8::10]:80", "fwmark 7 (ipv4)"
+  std::string toString()
+      const;  // "tcp 198.51.100.10:80", "tcp [2001:db8::10]:80", "fwmark 7 (ipv4)"
 };
 
 // IP_VS_CONN_F_FWD_MASK values of <linux/ip_vs.h>
@@ -34,10 +35,10 @@ enum class Tunnel : uint8_t { kIpip = 0, kGue = 1, kGre = 2 };
 struct Service {
   ServiceKey key;
   std::string scheduler = "wlc";
-  uint32_t flags = 0;        // IP_VS_SVC_F_* (persistent, hashed, onepacket, sched flags 1-3)
-  uint32_t timeout_s = 0;    // persistence timeout in seconds (with IP_VS_SVC_F_PERSISTENT)
-  uint32_t netmask = 0;      // IPv4: the mask as a host-order integer; IPv6: the prefix length
-  std::string pe_name;       // persistence engine, e.g. "sip"; usually empty
+  uint32_t flags = 0;      // IP_VS_SVC_F_* (persistent, hashed, onepacket, sched flags 1-3)
+  uint32_t timeout_s = 0;  // persistence timeout in seconds (with IP_VS_SVC_F_PERSISTENT)
+  uint32_t netmask = 0;    // IPv4: the mask as a host-order integer; IPv6: the prefix length
+  std::string pe_name;     // persistence engine, e.g. "sip"; usually empty
 
   bool operator==(const Service&) const = default;
 };

@@ -97,7 +97,7 @@ TEST_F(PingerTest, IgnoresRepliesThatAreNotOurs) {
     return m;
   };
   Bytes other_id = request;
-  other_id[4] ^= 1;  // another process's identifier
+  other_id[4] ^= 1;                // another process's identifier
   ASSERT_EQ(request.size(), 16u);  // 8 header bytes, then the 8-byte per-run nonce
   Bytes other_nonce = request;
   other_nonce[15] ^= 1;  // same identifier, another run's payload
