@@ -23,7 +23,7 @@ using election::Role;
 // Carries every message to every other node, on the loop, unless the pair is partitioned.
 class FakeGroup {
  public:
-  explicit FakeGroup(loop::Dispatcher& d) : dispatcher_(d) {
+  explicit FakeGroup(loop::Dispatcher& d) {
     timer_ = d.createTimer([this] { drain(); });
   }
   void join(uint32_t nodeid, corosync::GroupBusListener* l) { members_[nodeid] = l; }
@@ -45,7 +45,6 @@ class FakeGroup {
       }
     }
   }
-  loop::Dispatcher& dispatcher_;
   std::unique_ptr<loop::Timer> timer_;
   std::map<uint32_t, corosync::GroupBusListener*> members_;
   std::deque<std::pair<uint32_t, std::vector<uint8_t>>> queue_;
