@@ -199,7 +199,8 @@ TEST_F(VipKernelTest, MonitorRestoresAnAddressDeletedByHand) {
   EXPECT_FALSE(v4->present());
 
   ASSERT_TRUE(run(&Resource::monitor, *v4));
-  const SeenAddress* back = findSeen(ipAddr("vt0"), "198.51.100.50");
+  const std::vector<SeenAddress> after = ipAddr("vt0");  // findSeen points into it
+  const SeenAddress* back = findSeen(after, "198.51.100.50");
   ASSERT_NE(back, nullptr);
   EXPECT_EQ(back->label, "vt0:web");
   EXPECT_EQ(back->prefixlen, 24);
