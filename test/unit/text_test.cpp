@@ -19,6 +19,15 @@ TEST(Text, SuggestsOnlyCloseMatches) {
   EXPECT_FALSE(closestMatch("priority", keys));
 }
 
+TEST(Text, ClosestMatchPrefersTheFirstOfEquals) {
+  EXPECT_EQ(closestMatch("dead", {"dean", "deaf"}), "dean");
+  EXPECT_EQ(closestMatch("dead", {"xdeadx", "deaf", "dead"}), "dead");
+  // Exactly at the limit (two edits for a short word) still counts; one past it does not.
+  EXPECT_EQ(closestMatch("ab", {"xyzw", "cd"}), "cd");
+  EXPECT_FALSE(closestMatch("ab", {"cde"}));
+  EXPECT_EQ(editDistance("abc", "xyz"), 3u);
+}
+
 TEST(Text, JoinsAlternatives) {
   EXPECT_EQ(joinAlternatives({"a"}, " or "), "a");
   EXPECT_EQ(joinAlternatives({"a", "b", "c"}, " or "), "a, b or c");
