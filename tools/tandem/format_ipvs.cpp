@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "format_table.h"
 #include "ipc/protocol.h"
 
 namespace tandem::cli {
@@ -12,51 +13,11 @@ namespace tandem::cli {
 namespace {
 
 using nlohmann::json;
-using Row = std::vector<std::string>;
-
-constexpr std::string_view kUnknown = "?";
-
-std::string textOf(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return std::string(kUnknown);
-  return it->get<std::string>();
-}
-
-std::string numberOf(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end()) return std::string(kUnknown);
-  if (it->is_number_unsigned()) return std::to_string(it->get<uint64_t>());
-  if (it->is_number_integer()) return std::to_string(it->get<int64_t>());
-  return std::string(kUnknown);
-}
 
 std::string rateOf(const json& object, const char* key) {
   auto it = object.find(key);
   if (it == object.end() || !it->is_number_unsigned()) return numberOf(object, key);
   return formatRate(it->get<uint64_t>());
-}
-
-// Columns two spaces apart; numbers right-aligned (rows[0] is the header).
-std::string table(const std::vector<Row>& rows, const std::vector<bool>& right,
-                  const std::string& indent) {
-  std::vector<size_t> width;
-  for (const Row& row : rows) {
-    if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const Row& row : rows) {
-    std::string line = indent;
-    for (size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(width[i] - row[i].size(), ' ');
-      const bool r = i < right.size() && right[i];
-      line += r ? pad + row[i] : row[i] + (i + 1 < row.size() ? pad : "");
-      if (i + 1 < row.size()) line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
 }
 
 std::string serviceLine(const json& s) {

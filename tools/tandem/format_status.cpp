@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "format_table.h"
 #include "ipc/protocol.h"
 
 namespace tandem::cli {
@@ -13,29 +14,6 @@ namespace tandem::cli {
 namespace {
 
 using nlohmann::json;
-using Row = std::vector<std::string>;
-
-constexpr std::string_view kUnknown = "?";
-
-std::string textOf(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return std::string(kUnknown);
-  return it->get<std::string>();
-}
-
-std::string numberOf(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end()) return std::string(kUnknown);
-  if (it->is_number_unsigned()) return std::to_string(it->get<uint64_t>());
-  if (it->is_number_integer()) return std::to_string(it->get<int64_t>());
-  return std::string(kUnknown);
-}
-
-std::string yesNo(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_boolean()) return std::string(kUnknown);
-  return it->get<bool>() ? "yes" : "no";
-}
 
 // Health is per-mille; operators read percent.
 std::string percentOf(const json& object, const char* key) {
@@ -53,26 +31,6 @@ std::string lastHeard(const json& node, const std::string& local_node) {
   if (it != node.end() && !it->is_null()) return std::string(kUnknown);
   bool self = local_node != kUnknown && textOf(node, "name") == local_node;
   return self ? "(local)" : "never";
-}
-
-// Left-aligned columns two spaces apart, without trailing blanks.
-std::string table(const std::vector<Row>& rows) {
-  std::vector<size_t> width;
-  for (const Row& row : rows) {
-    if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const Row& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();  // an empty last column
-    out += line + "\n";
-  }
-  return out;
 }
 
 std::string nodesSection(const json& status, const std::string& local_node) {
