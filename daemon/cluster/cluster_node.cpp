@@ -74,7 +74,7 @@ Result<wire::KeyRing> loadKeyRing(const config::Config& cfg) {
     auto text = fs.readFile(path, 4096);
     if (!text)
       return fail(text.error().code, "key " + std::to_string(k.id) + ": " + text.error().message);
-    auto added = ring.add(static_cast<uint16_t>(k.id), wire::asBytes(*text));
+    auto added = ring.add(static_cast<uint16_t>(k.id), tandem::asBytes(*text));
     std::fill(text->begin(), text->end(), '\0');
     if (!added)
       return fail(added.error().code,

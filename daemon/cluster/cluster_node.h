@@ -91,7 +91,7 @@ class ClusterNode final : public corosync::GroupBusListener {
   void onFrame(std::span<const uint8_t> bytes, const std::string& path);
   void sendHeartbeat(bool udp, bool group);
   void sendRelease(const std::string& target);
-  void broadcast(const Result<wire::Bytes>& udp_copy, const Result<wire::Bytes>& group_copy);
+  void broadcast(const Result<tandem::Bytes>& udp_copy, const Result<tandem::Bytes>& group_copy);
   void runFence(const std::string& peer);
   void persistRole(const std::string& role);
   void armDeadline();

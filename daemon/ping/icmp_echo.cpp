@@ -6,35 +6,21 @@ namespace {
 
 constexpr uint8_t kProtocolIcmp = 1;
 
-void putU16(Bytes& out, uint16_t v) {
-  out.push_back(static_cast<uint8_t>(v >> 8));
-  out.push_back(static_cast<uint8_t>(v));
-}
-
 uint16_t getU16(ByteView b, size_t at) {
   return static_cast<uint16_t>((static_cast<uint16_t>(b[at]) << 8) | b[at + 1]);
 }
 
 }  // namespace
 
-uint16_t internetChecksum(ByteView bytes) {
-  uint32_t sum = 0;
-  size_t i = 0;
-  for (; i + 1 < bytes.size(); i += 2) sum += getU16(bytes, i);
-  if (i < bytes.size()) sum += static_cast<uint32_t>(bytes[i]) << 8;
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<uint16_t>(~sum);
-}
-
 Bytes buildEchoRequest(Family family, const Echo& echo) {
-  Bytes out;
-  out.reserve(kEchoHeaderSize + echo.payload.size());
-  out.push_back(family == Family::kInet ? kEchoRequestV4 : kEchoRequestV6);
-  out.push_back(0);  // code
-  putU16(out, 0);    // checksum, below
-  putU16(out, echo.identifier);
-  putU16(out, echo.sequence);
-  out.insert(out.end(), echo.payload.begin(), echo.payload.end());
+  ByteWriter w;
+  w.u8(family == Family::kInet ? kEchoRequestV4 : kEchoRequestV6);
+  w.u8(0);   // code
+  w.u16(0);  // checksum, below
+  w.u16(echo.identifier);
+  w.u16(echo.sequence);
+  w.bytes(echo.payload);
+  Bytes out = std::move(w).take();
   if (family == Family::kInet) {
     uint16_t sum = internetChecksum(out);
     out[2] = static_cast<uint8_t>(sum >> 8);

@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "common/byte_io.h"
 #include "common/ip_address.h"
 
 // ICMP and ICMPv6 echo messages as byte buffers. Pure: the socket shell (raw_echo_transport.h)
@@ -25,9 +26,6 @@
 // (RFC 3542 section 3.1), so the encoder leaves it 0 and the decoder does not check it.
 namespace tandem::ping {
 
-using Bytes = std::vector<uint8_t>;
-using ByteView = std::span<const uint8_t>;
-
 struct Echo {
   uint16_t identifier = 0;
   uint16_t sequence = 0;
@@ -40,10 +38,6 @@ inline constexpr uint8_t kEchoReplyV4 = 0;
 inline constexpr uint8_t kEchoRequestV6 = 128;
 inline constexpr uint8_t kEchoReplyV6 = 129;
 inline constexpr size_t kEchoHeaderSize = 8;
-
-// RFC 1071: the one's complement of the one's complement sum of the 16-bit words, an odd last
-// byte padded with zero. Over a message whose checksum field is filled in, it yields 0.
-uint16_t internetChecksum(ByteView bytes);
 
 // The echo request for a target of this family.
 Bytes buildEchoRequest(Family family, const Echo& echo);

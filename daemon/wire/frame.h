@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/byte_io.h"
 #include "common/result.h"
-#include "wire/byte_io.h"
 #include "wire/key_ring.h"
 #include "wire/rejection.h"
 

@@ -6,8 +6,8 @@
 #include <map>
 #include <memory>
 
+#include "common/byte_io.h"
 #include "common/result.h"
-#include "wire/byte_io.h"
 
 // The shared secrets that sign and verify frames. Several keys can be held at once so that a
 // cluster can rotate without a flag day: every node first learns the new key (verifies with

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <variant>
 
-#include "wire/byte_io.h"
+#include "common/byte_io.h"
 #include "wire/frame.h"
 #include "wire/heartbeat.h"
 #include "wire/key_ring.h"

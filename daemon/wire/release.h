@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/byte_io.h"
 #include "common/result.h"
-#include "wire/byte_io.h"
 #include "wire/rejection.h"
 
 // The payload of a release frame, a planned handover. Either a node asks the active one to

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/byte_io.h"
 #include "common/result.h"
-#include "wire/byte_io.h"
 #include "wire/frame.h"
 #include "wire/heartbeat.h"
 #include "wire/incarnation.h"

@@ -28,7 +28,7 @@ class FakeEchoNet {
   struct Sent {
     std::string node;
     IpAddress to;
-    ping::Bytes icmp;
+    Bytes icmp;
   };
   const std::vector<Sent>& sent() const { return sent_; }
 
@@ -49,13 +49,13 @@ class FakeEchoNet {
       timer_ = net_.dispatcher_.createTimer([this] { deliver(); });
     }
     Result<void> send(const IpAddress& to, std::span<const uint8_t> icmp) override {
-      ping::Bytes msg(icmp.begin(), icmp.end());
+      Bytes msg(icmp.begin(), icmp.end());
       net_.sent_.push_back({node_, to, msg});
       if (!net_.reaches(node_)) return Result<void>();  // lost on the way
       msg[0] = to.family == Family::kInet ? ping::kEchoReplyV4 : ping::kEchoReplyV6;
       msg[2] = msg[3] = 0;
       if (to.family == Family::kInet) {
-        uint16_t sum = ping::internetChecksum(msg);
+        uint16_t sum = internetChecksum(msg);
         msg[2] = static_cast<uint8_t>(sum >> 8);
         msg[3] = static_cast<uint8_t>(sum);
       }
@@ -68,7 +68,7 @@ class FakeEchoNet {
     struct InFlight {
       loop::MonoTime due;
       IpAddress from;
-      ping::Bytes icmp;
+      Bytes icmp;
     };
     void deliver() {
       while (!queue_.empty() && queue_.front().due <= net_.dispatcher_.now()) {

@@ -74,20 +74,20 @@ std::vector<std::string> splitList(const std::string& text) {
   return out;
 }
 
-wire::Bytes randomBytes(size_t n) {
-  wire::Bytes b(n);
+tandem::Bytes randomBytes(size_t n) {
+  tandem::Bytes b(n);
   if (RAND_bytes(b.data(), static_cast<int>(n)) != 1) die("RAND_bytes failed");
   return b;
 }
 
-wire::KeyRing ringWith(uint16_t id, wire::ByteView secret) {
+wire::KeyRing ringWith(uint16_t id, tandem::ByteView secret) {
   wire::KeyRing ring;
   if (auto r = ring.add(id, secret); !r) die("key ring: " + r.error().message);
   return ring;
 }
 
 struct Captured {
-  wire::Bytes bytes;
+  tandem::Bytes bytes;
   wire::Frame frame;
   wire::Heartbeat heartbeat;
 };
@@ -133,7 +133,7 @@ class Member {
     }
   }
 
-  void send(const wire::Bytes& bytes) {
+  void send(const tandem::Bytes& bytes) {
     iovec iov{const_cast<uint8_t*>(bytes.data()), bytes.size()};
     for (int i = 0; i < 500; ++i) {
       cs_error_t rc = cpg_mcast_joined(handle_, CPG_TYPE_AGREED, &iov, 1);
@@ -164,13 +164,13 @@ class Member {
       ++self->echoed_;
       return;
     }
-    wire::ByteView bytes(static_cast<const uint8_t*>(msg), len);
+    tandem::ByteView bytes(static_cast<const uint8_t*>(msg), len);
     wire::Checked<wire::Frame> f = wire::decodeFrame(bytes);
     if (!f || f->type != wire::FrameType::kHeartbeat) return;
     if (!self->wanted_.contains(f->sender) || self->captured_.contains(f->sender)) return;
     wire::Checked<wire::Heartbeat> hb = wire::decodeHeartbeat(f->payload);
     if (!hb) return;
-    self->captured_[f->sender] = Captured{wire::Bytes(bytes.begin(), bytes.end()), *f, *hb};
+    self->captured_[f->sender] = Captured{tandem::Bytes(bytes.begin(), bytes.end()), *f, *hb};
   }
 
   cpg_handle_t handle_ = 0;
@@ -209,7 +209,7 @@ class UdpSender {
     return sa;
   }
 
-  void send(const sockaddr_in6& to, const wire::Bytes& bytes) {
+  void send(const sockaddr_in6& to, const tandem::Bytes& bytes) {
     if (::sendto(fd_, bytes.data(), bytes.size(), 0, reinterpret_cast<const sockaddr*>(&to),
                  sizeof to) != static_cast<ssize_t>(bytes.size())) {
       die(std::string("sendto: ") + std::strerror(errno));
@@ -241,7 +241,7 @@ struct Kind {
   std::string reason;  // the rejection at every receiver, but see replay
   bool replay = false;
   // Builds the frames of this kind (count of them, or a fixed set).
-  std::vector<wire::Bytes> frames;
+  std::vector<tandem::Bytes> frames;
   // The sender named in each frame (for the replay rule); "" when not a decodable sender.
   std::vector<std::string> senders;
 };
@@ -266,8 +266,8 @@ wire::Heartbeat hostileHeartbeat(const Captured& c, const std::string& claimed_s
 
 // A signed heartbeat frame from `sender` under `ring`, numbered far ahead of the real sender
 // so that, were it ever accepted, it would move the window and be noticed.
-wire::Bytes sealed(const Captured& c, const std::string& cluster, const std::string& sender,
-                   uint64_t sequence, const wire::KeyRing& ring) {
+tandem::Bytes sealed(const Captured& c, const std::string& cluster, const std::string& sender,
+                     uint64_t sequence, const wire::KeyRing& ring) {
   wire::Frame f;
   f.type = wire::FrameType::kHeartbeat;
   f.cluster = cluster;
@@ -296,7 +296,7 @@ std::vector<Kind> buildKinds(const std::vector<const Captured*>& caps, const wir
   std::vector<Kind> kinds;
   auto add = [&](Kind k) { kinds.push_back(std::move(k)); };
   auto perSender = [&](const std::string& name, const std::string& reason,
-                       const std::function<wire::Bytes(const Captured&, int)>& make) {
+                       const std::function<tandem::Bytes(const Captured&, int)>& make) {
     Kind k{name, reason};
     for (int i = 0; i < count; ++i) {
       const Captured& c = *caps[static_cast<size_t>(i) % caps.size()];
@@ -345,7 +345,7 @@ std::vector<Kind> buildKinds(const std::vector<const Captured*>& caps, const wir
   {
     Kind k{"garbage", "bad_magic"};
     for (int i = 0; i < count; ++i) {
-      wire::Bytes b = randomBytes(16 + static_cast<size_t>(i) * 37);
+      tandem::Bytes b = randomBytes(16 + static_cast<size_t>(i) * 37);
       b[0] = 'X';
       k.frames.push_back(std::move(b));
       k.senders.push_back("");
@@ -353,17 +353,17 @@ std::vector<Kind> buildKinds(const std::vector<const Captured*>& caps, const wir
     add(std::move(k));
   }
   perSender("unknown_version", "unknown_version", [](const Captured& c, int) {
-    wire::Bytes b = c.bytes;
+    tandem::Bytes b = c.bytes;
     b[4] = wire::kVersion + 1;
     return b;
   });
   perSender("unknown_type", "unknown_type", [](const Captured& c, int) {
-    wire::Bytes b = c.bytes;
+    tandem::Bytes b = c.bytes;
     b[5] = 0x7f;
     return b;
   });
   perSender("oversized", "oversized", [](const Captured& c, int) {
-    wire::Bytes b = c.bytes;
+    tandem::Bytes b = c.bytes;
     b.push_back(0);
     return b;
   });
@@ -427,7 +427,7 @@ int main(int argc, char** argv) {
               << " bytes=" << c.bytes.size() << " role=" << wire::roleName(c.heartbeat.role)
               << "\n";
   }
-  wire::KeyRing real = ringWith(caps.front()->frame.key_id, wire::asBytes(secret));
+  wire::KeyRing real = ringWith(caps.front()->frame.key_id, tandem::asBytes(secret));
   std::fill(secret.begin(), secret.end(), '\0');
 
   std::set<std::string> configured(o.nodes.begin(), o.nodes.end());
@@ -453,14 +453,14 @@ int main(int argc, char** argv) {
 
   for (const Kind& k : kinds) {
     if (!o.no_cpg) {
-      for (const wire::Bytes& b : k.frames) member.send(b);
+      for (const tandem::Bytes& b : k.frames) member.send(b);
       report("cpg", k, o.nodes, 0, k.frames.size());
       total += k.frames.size();
       member.pump(std::chrono::milliseconds(0));
     }
     for (const auto& [node, addr] : o.udp) {
       sockaddr_in6 to = UdpSender::parse(addr, o.port);
-      for (const wire::Bytes& b : k.frames) {
+      for (const tandem::Bytes& b : k.frames) {
         udp_sender.send(to, b);
         // Paced through the CPG loop: a burst must not overflow the receiver's socket buffer,
         // which would make the expected counts a matter of luck.

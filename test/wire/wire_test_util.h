@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "wire/byte_io.h"
+#include "common/byte_io.h"
 #include "wire/frame.h"
 #include "wire/heartbeat.h"
 #include "wire/key_ring.h"

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-// Big-endian (network order) writing and bounds-checked reading of byte buffers, the only place
-// in the wire module that touches raw offsets.
-namespace tandem::wire {
+// Big-endian (network order) writing and bounds-checked reading of byte buffers, and the
+// Internet checksum: what the wire frames, the ICMP echoes and the ARP/ND frames are built from.
+namespace tandem {
 
 using Bytes = std::vector<uint8_t>;
 using ByteView = std::span<const uint8_t>;
@@ -37,7 +37,14 @@ class ByteWriter {
     u32(static_cast<uint32_t>(v));
   }
   void bytes(ByteView b) { out_.insert(out_.end(), b.begin(), b.end()); }
+  // Zeros up to n bytes in all (nothing when it is that long already).
+  void padTo(size_t n) {
+    if (out_.size() < n) out_.resize(n, 0);
+  }
 
+  size_t size() const { return out_.size(); }
+  // What was written so far, to fill in a field afterwards (a checksum).
+  Bytes& buffer() { return out_; }
   Bytes take() && { return std::move(out_); }
 
  private:
@@ -82,4 +89,22 @@ class ByteReader {
   bool short_ = false;
 };
 
-}  // namespace tandem::wire
+// The Internet checksum (RFC 1071) in two steps, so that a pseudo-header can go in first: add
+// each part's 16-bit big-endian words (a part of odd length is padded with a zero byte), then
+// fold and complement. Over a message whose checksum field is filled in, it yields 0.
+inline uint32_t checksumAdd(uint32_t sum, ByteView bytes) {
+  for (size_t i = 0; i < bytes.size(); i += 2) {
+    const uint32_t hi = bytes[i];
+    const uint32_t lo = i + 1 < bytes.size() ? bytes[i + 1] : 0;
+    sum += (hi << 8) | lo;
+    sum = (sum & 0xffff) + (sum >> 16);  // fold as we go: no overflow, whatever the length
+  }
+  return sum;
+}
+inline uint16_t checksumFinish(uint32_t sum) {
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum & 0xffff);
+}
+inline uint16_t internetChecksum(ByteView bytes) { return checksumFinish(checksumAdd(0, bytes)); }
+
+}  // namespace tandem
