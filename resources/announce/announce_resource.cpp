@@ -15,11 +15,12 @@ std::string_view burstName(bool first) { return first ? "first" : "second"; }
 }  // namespace
 
 AnnounceResource::AnnounceResource(const config::Vip& vip, loop::Dispatcher& dispatcher,
-                                   PacketSocketOpener& opener, LogSink log)
+                                   PacketSocketOpener& opener, LogSink log, ForwardsIpv6 forwards)
     : vip_(vip),
       dispatcher_(dispatcher),
       opener_(opener),
       log_(std::move(log)),
+      forwards_(std::move(forwards)),
       name_("announce " + vip.address.address.toString()),
       context_("vip=" + vip.address.address.toString() + " dev=" + vip.interface) {
   burst_timer_ = dispatcher_.createTimer([this] { sendAnnouncement(); });
@@ -40,6 +41,8 @@ void AnnounceResource::start(Done done) {
   active_ = true;
   // A fresh socket per takeover: the interface may have been re-created or changed its MAC.
   send_socket_.reset();
+  const bool v6 = vip_.address.address.family == Family::kInet6;
+  router_ = v6 && forwards_ && forwards_(vip_.interface) ? NaRouter::kSet : NaRouter::kClear;
   beginSchedule();
   done(Result<void>());
 }
@@ -155,7 +158,7 @@ void AnnounceResource::announceOnce() {
     failed_frames_ += static_cast<int>(frames);
     return;
   }
-  const std::vector<Frame> all = announcementFrames(mac_, vip);
+  const std::vector<Frame> all = announcementFrames(mac_, vip, router_);
   for (size_t i = 0; i < all.size(); ++i) {
     auto r = send_socket_->send(all[i]);
     if (r) {
@@ -262,8 +265,9 @@ namespace tandem::resources {
 
 std::unique_ptr<announce::AnnounceResource> makeAnnounceResource(
     const config::Vip& vip, loop::Dispatcher& dispatcher, announce::PacketSocketOpener& opener,
-    announce::LogSink log) {
-  return std::make_unique<announce::AnnounceResource>(vip, dispatcher, opener, std::move(log));
+    announce::LogSink log, announce::ForwardsIpv6 forwards) {
+  return std::make_unique<announce::AnnounceResource>(vip, dispatcher, opener, std::move(log),
+                                                      std::move(forwards));
 }
 
 }  // namespace tandem::resources

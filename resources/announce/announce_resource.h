@@ -15,6 +15,9 @@ namespace tandem::resources::announce {
 
 enum class Severity { kWarning, kInfo, kDebug };
 using LogSink = std::function<void(Severity, const std::string&)>;
+// Whether an interface forwards IPv6 (net.ipv6.conf.IFACE.forwarding), asked at each takeover
+// of an IPv6 VIP for the NA's router flag. Empty or an unreadable answer: not a router.
+using ForwardsIpv6 = std::function<bool(const std::string& interface)>;
 
 // How long the neighbour verification waits for answers, and how often it repeats a probe
 // that has not been answered yet.
@@ -38,7 +41,7 @@ inline constexpr Millis kProbeRetry{250};
 class AnnounceResource final : public Resource {
  public:
   AnnounceResource(const config::Vip& vip, loop::Dispatcher& dispatcher, PacketSocketOpener& opener,
-                   LogSink log);
+                   LogSink log, ForwardsIpv6 forwards = {});
   ~AnnounceResource() override;
   AnnounceResource(const AnnounceResource&) = delete;
   AnnounceResource& operator=(const AnnounceResource&) = delete;
@@ -84,6 +87,8 @@ class AnnounceResource final : public Resource {
   loop::Dispatcher& dispatcher_;
   PacketSocketOpener& opener_;
   LogSink log_;
+  ForwardsIpv6 forwards_;
+  NaRouter router_ = NaRouter::kClear;  // read at each start
   std::string name_;
   std::string context_;  // "vip=... dev=..."
 
@@ -119,6 +124,6 @@ namespace tandem::resources {
 // before moving it into the chain) to call reannounce() and read verification() for status.
 std::unique_ptr<announce::AnnounceResource> makeAnnounceResource(
     const config::Vip& vip, loop::Dispatcher& dispatcher, announce::PacketSocketOpener& opener,
-    announce::LogSink log);
+    announce::LogSink log, announce::ForwardsIpv6 forwards = {});
 
 }  // namespace tandem::resources

@@ -3,6 +3,8 @@
 #include <cassert>
 #include <cstdio>
 
+#include "common/byte_io.h"
+
 namespace tandem::resources::announce {
 
 namespace {
@@ -14,63 +16,43 @@ constexpr uint8_t kNeighborSolicitation = 135;
 constexpr uint8_t kNeighborAdvertisement = 136;
 constexpr uint8_t kOptSourceLinkAddr = 1;
 constexpr uint8_t kOptTargetLinkAddr = 2;
+constexpr uint32_t kNaFlagRouter = 0x80000000;
 constexpr uint32_t kNaFlagOverride = 0x20000000;
 constexpr uint16_t kArpRequest = 1;
 constexpr uint16_t kArpReply = 2;
 constexpr size_t kEthernetHeader = 14;
 constexpr size_t kIpv6Header = 40;
 
-class Writer {
- public:
-  void u8(uint8_t v) { out_.push_back(v); }
-  void u16(uint16_t v) {
-    u8(static_cast<uint8_t>(v >> 8));
-    u8(static_cast<uint8_t>(v));
-  }
-  void u32(uint32_t v) {
-    u16(static_cast<uint16_t>(v >> 16));
-    u16(static_cast<uint16_t>(v));
-  }
-  void mac(const MacAddress& m) { out_.insert(out_.end(), m.bytes.begin(), m.bytes.end()); }
-  void ip(const IpAddress& a) {
-    const size_t n = a.family == Family::kInet ? 4 : 16;
-    out_.insert(out_.end(), a.bytes.begin(), a.bytes.begin() + static_cast<long>(n));
-  }
-  void padTo(size_t n) {
-    if (out_.size() < n) out_.resize(n, 0);
-  }
-  size_t size() const { return out_.size(); }
-  Frame& frame() { return out_; }
-
- private:
-  Frame out_;
-};
+void putMac(ByteWriter& w, const MacAddress& m) { w.bytes(m.bytes); }
+void putIp(ByteWriter& w, const IpAddress& a) {
+  w.bytes(ByteView(a.bytes).first(a.family == Family::kInet ? 4 : 16));
+}
 
 uint16_t readU16(FrameView f, size_t at) { return static_cast<uint16_t>((f[at] << 8) | f[at + 1]); }
 
-void ethernet(Writer& w, const MacAddress& dst, const MacAddress& src, uint16_t type) {
-  w.mac(dst);
-  w.mac(src);
+void ethernet(ByteWriter& w, const MacAddress& dst, const MacAddress& src, uint16_t type) {
+  putMac(w, dst);
+  putMac(w, src);
   w.u16(type);
 }
 
 Frame arp(uint16_t oper, const MacAddress& mac, const IpAddress& sender, const MacAddress& tha,
           const IpAddress& target) {
   assert(sender.family == Family::kInet && target.family == Family::kInet);
-  Writer w;
+  ByteWriter w;
   ethernet(w, kBroadcast, mac, kEtherTypeArp);
   w.u16(1);       // hardware: Ethernet
   w.u16(0x0800);  // protocol: IPv4
   w.u8(6);
   w.u8(4);
   w.u16(oper);
-  w.mac(mac);
-  w.ip(sender);
-  w.mac(tha);
-  w.ip(target);
+  putMac(w, mac);
+  putIp(w, sender);
+  putMac(w, tha);
+  putIp(w, target);
   // Short frames are padded by most drivers but not by all (veth does not): pad here.
   w.padTo(kMinEthernetFrame);
-  return std::move(w.frame());
+  return std::move(w).take();
 }
 
 IpAddress v6(std::array<uint8_t, 16> b) { return IpAddress{Family::kInet6, b}; }
@@ -84,30 +66,30 @@ Frame ndFrame(const MacAddress& eth_dst, const MacAddress& mac, const IpAddress&
               uint8_t option) {
   assert(src.family == Family::kInet6 && dst.family == Family::kInet6 &&
          target.family == Family::kInet6);
-  Writer icmp;
+  ByteWriter icmp;
   icmp.u8(type);
   icmp.u8(0);   // code
   icmp.u16(0);  // checksum, filled below
   icmp.u32(word);
-  icmp.ip(target);
+  putIp(icmp, target);
   icmp.u8(option);
   icmp.u8(1);  // option length in units of 8 bytes
-  icmp.mac(mac);
-  Frame& body = icmp.frame();
+  putMac(icmp, mac);
+  Frame body = std::move(icmp).take();
   const uint16_t sum = icmpv6Checksum(src, dst, body);
   body[2] = static_cast<uint8_t>(sum >> 8);
   body[3] = static_cast<uint8_t>(sum);
 
-  Writer w;
+  ByteWriter w;
   ethernet(w, eth_dst, mac, kEtherTypeIpv6);
   w.u32(0x60000000);  // version 6, traffic class 0, flow label 0
   w.u16(static_cast<uint16_t>(body.size()));
   w.u8(kIcmpv6);
   w.u8(kNdHopLimit);  // RFC 4861: receivers drop ND with any other hop limit
-  w.ip(src);
-  w.ip(dst);
-  w.frame().insert(w.frame().end(), body.begin(), body.end());
-  return std::move(w.frame());
+  putIp(w, src);
+  putIp(w, dst);
+  w.bytes(body);
+  return std::move(w).take();
 }
 
 bool sameIp(FrameView f, size_t at, const IpAddress& a) {
@@ -213,17 +195,20 @@ Frame buildGarpReply(const MacAddress& mac, const IpAddress& vip) {
   return arp(kArpReply, mac, vip, mac, vip);
 }
 
-Frame buildUnsolicitedNa(const MacAddress& mac, const IpAddress& vip) {
+Frame buildUnsolicitedNa(const MacAddress& mac, const IpAddress& vip, NaRouter router) {
   // Override set so that neighbours replace the old director's MAC; solicited clear, as
-  // receivers drop solicited advertisements sent to a multicast group; router clear: the VIP is
-  // a service address, not a router's.
+  // receivers drop solicited advertisements sent to a multicast group; router as the kernel
+  // would answer for the interface (RFC 4861 7.2.5: a neighbour that sees it go from set to
+  // clear drops the sender from its default routers, which breaks a gateway VIP).
+  const uint32_t flags = kNaFlagOverride | (router == NaRouter::kSet ? kNaFlagRouter : 0);
   return ndFrame(MacAddress{{0x33, 0x33, 0, 0, 0, 1}}, mac, vip, kAllNodes, kNeighborAdvertisement,
-                 kNaFlagOverride, vip, kOptTargetLinkAddr);
+                 flags, vip, kOptTargetLinkAddr);
 }
 
-std::vector<Frame> announcementFrames(const MacAddress& mac, const IpAddress& vip) {
+std::vector<Frame> announcementFrames(const MacAddress& mac, const IpAddress& vip,
+                                      NaRouter router) {
   if (vip.family == Family::kInet) return {buildGarpRequest(mac, vip), buildGarpReply(mac, vip)};
-  return {buildUnsolicitedNa(mac, vip)};
+  return {buildUnsolicitedNa(mac, vip, router)};
 }
 
 Frame buildArpProbe(const MacAddress& mac, const IpAddress& vip, const IpAddress& neighbor) {
@@ -260,23 +245,12 @@ std::optional<MacAddress> parseNeighborReply(FrameView frame, const IpAddress& n
 }
 
 uint16_t icmpv6Checksum(const IpAddress& src, const IpAddress& dst, FrameView icmp) {
-  uint32_t sum = 0;
-  auto add = [&sum](FrameView b) {
-    for (size_t i = 0; i < b.size(); i += 2) {
-      const uint32_t hi = b[i];
-      const uint32_t lo = i + 1 < b.size() ? b[i + 1] : 0;
-      sum += (hi << 8) | lo;
-    }
-  };
-  add(FrameView(src.bytes));
-  add(FrameView(dst.bytes));
+  // The pseudo-header (RFC 8200 8.1): source, destination, upper-layer length, next header.
+  uint32_t sum = checksumAdd(0, ByteView(src.bytes));
+  sum = checksumAdd(sum, ByteView(dst.bytes));
   const uint32_t len = static_cast<uint32_t>(icmp.size());
-  sum += len >> 16;
-  sum += len & 0xffff;
-  sum += kIcmpv6;
-  add(icmp);
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<uint16_t>(~sum & 0xffff);
+  sum += (len >> 16) + (len & 0xffff) + kIcmpv6;
+  return checksumFinish(checksumAdd(sum, icmp));
 }
 
 }  // namespace tandem::resources::announce

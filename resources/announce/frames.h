@@ -56,11 +56,15 @@ inline constexpr size_t kMinEthernetFrame = 60;  // without the FCS
 // loader guarantees the family).
 Frame buildGarpRequest(const MacAddress& mac, const IpAddress& vip);
 Frame buildGarpReply(const MacAddress& mac, const IpAddress& vip);
-Frame buildUnsolicitedNa(const MacAddress& mac, const IpAddress& vip);
+// The NA's router flag: set when the interface forwards IPv6 (the kernel's own NAs do the same).
+enum class NaRouter { kClear, kSet };
+Frame buildUnsolicitedNa(const MacAddress& mac, const IpAddress& vip,
+                         NaRouter router = NaRouter::kClear);
 
 // One announcement of vip: both ARP forms for IPv4 (some neighbours heed only one), the NA for
 // IPv6.
-std::vector<Frame> announcementFrames(const MacAddress& mac, const IpAddress& vip);
+std::vector<Frame> announcementFrames(const MacAddress& mac, const IpAddress& vip,
+                                      NaRouter router = NaRouter::kClear);
 
 // A probe from vip (our mac) asking for neighbor's MAC; the families must match.
 Frame buildArpProbe(const MacAddress& mac, const IpAddress& vip, const IpAddress& neighbor);

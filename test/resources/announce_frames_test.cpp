@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "announce/frames.h"
+#include "must_run.h"
 
 namespace tandem::resources::announce {
 namespace {
@@ -36,6 +37,20 @@ TEST(AnnounceFrames, GarpRequestIsBroadcastWithSenderAndTargetTheVip) {
                 " 02 00 5e 10 00 01 c6 33 64 0a"
                 " 00 00 00 00 00 00 c6 33 64 0a" +
                 kZeros18));
+}
+
+TEST(AnnounceFrames, UnsolicitedNaFromAForwardingInterfaceHasTheRouterFlag) {
+  // The same frame with R set: flags a0 00 00 00, and the checksum 0x8000 lower.
+  EXPECT_EQ(buildUnsolicitedNa(kMac, ip("2001:db8::10"), NaRouter::kSet),
+            hex("33 33 00 00 00 01 02 00 5e 10 00 01 86 dd"
+                " 60 00 00 00 00 20 3a ff"
+                " 20 01 0d b8 00 00 00 00 00 00 00 00 00 00 00 10"
+                " ff 02 00 00 00 00 00 00 00 00 00 00 00 00 00 01"
+                " 88 00 1a fc a0 00 00 00"
+                " 20 01 0d b8 00 00 00 00 00 00 00 00 00 00 00 10"
+                " 02 01 02 00 5e 10 00 01"));
+  EXPECT_EQ(announcementFrames(kMac, ip("2001:db8::10"), NaRouter::kSet),
+            std::vector<Frame>{buildUnsolicitedNa(kMac, ip("2001:db8::10"), NaRouter::kSet)});
 }
 
 TEST(AnnounceFrames, GarpReplyCarriesTheMacAsTargetHardwareAddress) {
@@ -182,11 +197,6 @@ TEST(AnnounceFrames, MacAddressParsesAndPrints) {
 
 // --- tshark, the independent judge ------------------------------------------------------------
 
-bool noSkip() {
-  const char* v = std::getenv("TANDEM_TEST_NO_SKIP");
-  return v != nullptr && std::string(v) == "1";
-}
-
 void writePcap(const std::string& path, const std::vector<Frame>& frames) {
   std::ofstream out(path, std::ios::binary);
   auto u32 = [&out](uint32_t v) { out.write(reinterpret_cast<const char*>(&v), 4); };
@@ -239,7 +249,7 @@ class Tshark : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::system("command -v tshark >/dev/null 2>&1") == 0) return;
-    if (noSkip()) FAIL() << "tshark is not installed and TANDEM_TEST_NO_SKIP=1";
+    if (test::mustRun()) FAIL() << "tshark is not installed and TANDEM_TEST_NO_SKIP=1";
     GTEST_SKIP() << "tshark is not installed";
   }
 };

@@ -29,6 +29,7 @@
 #include "announce/frames.h"
 #include "announce/linux_packet_socket.h"
 #include "loop/qb_dispatcher.h"
+#include "must_run.h"
 
 namespace tandem::resources::announce {
 namespace {
@@ -258,11 +259,6 @@ TEST(KernelResource, AnnouncesAndVerifiesIpv6) {
 
 // --- setup -------------------------------------------------------------------------------------
 
-bool noSkip() {
-  const char* v = std::getenv("TANDEM_TEST_NO_SKIP");
-  return v != nullptr && std::string(v) == "1";
-}
-
 bool linkRunning(const char* name) {
   int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (s < 0) return false;
@@ -276,12 +272,11 @@ bool linkRunning(const char* name) {
 // Leaves this process in a new director namespace, with a new neighbour namespace on the other
 // end of a veth pair. Empty string on success, else why not.
 std::string buildNamespaces() {
-  if (::geteuid() != 0) return "needs root for network namespaces and packet sockets";
   if (::access("/usr/sbin/ip", X_OK) != 0 && ::access("/sbin/ip", X_OK) != 0) {
     return "iproute2 (ip) is not installed";
   }
-  if (::unshare(CLONE_NEWNET) != 0) {
-    return std::string("cannot create a network namespace: ") + std::strerror(errno);
+  if (auto why = test::enterPrivateNetns("network namespaces and packet sockets"); !why.empty()) {
+    return why;
   }
   g_neighbor_ns = ::open("/proc/self/ns/net", O_RDONLY);  // inherited by ip below
   if (::unshare(CLONE_NEWNET) != 0) return std::string("unshare: ") + std::strerror(errno);
@@ -327,13 +322,6 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
   const std::string why = tandem::resources::announce::buildNamespaces();
-  if (!why.empty()) {
-    if (tandem::resources::announce::noSkip()) {
-      std::fprintf(stderr, "cannot run (TANDEM_TEST_NO_SKIP=1): %s\n", why.c_str());
-      return 1;
-    }
-    std::printf("SKIPPED: %s\n", why.c_str());
-    return 0;
-  }
+  if (!why.empty()) return tandem::test::cannotRun(why);
   return RUN_ALL_TESTS();
 }

@@ -187,6 +187,46 @@ TEST_F(AnnounceTest, Ipv6SendsOneUnsolicitedNaPerAnnouncement) {
   ASSERT_TRUE(run(&Resource::stop, *r));
 }
 
+TEST_F(AnnounceTest, Ipv6NaCarriesTheRouterFlagWhenTheInterfaceForwards) {
+  vip_.address = *IpPrefix::parse("2001:db8::10/64");
+  std::vector<std::string> asked;
+  bool forwarding = true;
+  auto r = makeAnnounceResource(
+      vip_, sim_, sockets_, [](Severity, const std::string&) {},
+      [&](const std::string& interface) {
+        asked.push_back(interface);
+        return forwarding;
+      });
+  ASSERT_TRUE(run(&Resource::start, *r));
+  ASSERT_FALSE(sockets_.sent.empty());
+  EXPECT_EQ(sockets_.sent[0].frame,
+            buildUnsolicitedNa(sockets_.mac, ip("2001:db8::10"), NaRouter::kSet));
+  ASSERT_TRUE(run(&Resource::stop, *r));
+  // Asked again at the next takeover: forwarding was turned off in between.
+  forwarding = false;
+  sockets_.sent.clear();
+  ASSERT_TRUE(run(&Resource::start, *r));
+  ASSERT_FALSE(sockets_.sent.empty());
+  EXPECT_EQ(sockets_.sent[0].frame, buildUnsolicitedNa(sockets_.mac, ip("2001:db8::10")));
+  EXPECT_EQ(asked, (std::vector<std::string>{"eth0", "eth0"}));
+  ASSERT_TRUE(run(&Resource::stop, *r));
+}
+
+TEST_F(AnnounceTest, Ipv4NeverAsksWhetherTheInterfaceForwards) {
+  int asked = 0;
+  auto r = makeAnnounceResource(
+      vip_, sim_, sockets_, [](Severity, const std::string&) {},
+      [&](const std::string&) {
+        ++asked;
+        return true;
+      });
+  ASSERT_TRUE(run(&Resource::start, *r));
+  sim_.advance(1h);
+  EXPECT_EQ(asked, 0);
+  EXPECT_EQ(sockets_.sent[0].frame, buildGarpRequest(sockets_.mac, ip("198.51.100.10")));
+  ASSERT_TRUE(run(&Resource::stop, *r));
+}
+
 TEST_F(AnnounceTest, CountZeroSendsNothing) {
   vip_.announce_count = 0;
   auto r = make();

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "ipvs/ipvs_netlink.h"
+#include "must_run.h"
 
 namespace tandem::resources::ipvs {
 namespace {
@@ -448,33 +449,25 @@ TEST_F(IpvsKernel, TimeoutsReadBack) {
             std::vector<std::string>{"Timeout (tcp tcpfin udp): 900 60 300"});
 }
 
-int skip(const std::string& why) {
-  const char* no_skip = std::getenv("TANDEM_TEST_NO_SKIP");
-  if (no_skip != nullptr && std::string(no_skip) == "1") {
-    std::cout << "FAIL: cannot run, and TANDEM_TEST_NO_SKIP=1: " << why << "\n";
-    return 1;
-  }
-  std::cout << "SKIPPED: " << why << "\n";
-  return 0;
-}
-
 }  // namespace
 }  // namespace tandem::resources::ipvs
 
 int main(int argc, char** argv) {
   using namespace tandem::resources::ipvs;
   ::testing::InitGoogleTest(&argc, argv);
-  if (::geteuid() != 0) return skip("needs root (a network namespace and IPVS)");
-  if (::unshare(CLONE_NEWNET) != 0) return skip("cannot create a network namespace");
+  using tandem::test::cannotRun;
+  if (auto why = tandem::test::enterPrivateNetns("a network namespace and IPVS"); !why.empty()) {
+    return cannotRun(why);
+  }
   if (std::system("command -v ipvsadm >/dev/null") != 0) {
-    return skip("no ipvsadm (apt-get install ipvsadm): it is the independent reader");
+    return cannotRun("no ipvsadm (apt-get install ipvsadm): it is the independent reader");
   }
   auto k = NetlinkKernel::open();
-  if (!k) return skip(k.error().message);
+  if (!k) return cannotRun(k.error().message);
   const std::string setup =
       "ip link set lo up && ip link add dummy0 type dummy && ip link set dummy0 up && "
       "ip addr add 203.0.113.1/24 dev dummy0 && ip -6 addr add 2001:db8::1/64 dev dummy0 nodad";
-  if (std::system(setup.c_str()) != 0) return skip("cannot set up dummy0 in the namespace");
+  if (std::system(setup.c_str()) != 0) return cannotRun("cannot set up dummy0 in the namespace");
   g_kernel = k->get();
   // Which schedulers the kernel has: every one Debian's stock kernel builds must be there;
   // twos came with Linux 6.2.

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 
+#include "must_run.h"
 #include "sysctl/proc_sysctl.h"
 #include "sysctl/sysctl_apply.h"
 
@@ -131,8 +132,7 @@ TEST(SetSysctls, ARightValueIsLeftAlone) {
 
 TEST(SetSysctls, Ipv6ForwardingIsSetForAnIpv6NatService) {
   if (sh("test -e /proc/sys/net/ipv6 && echo yes") != "yes") {
-    const char* no_skip = std::getenv("TANDEM_TEST_NO_SKIP");
-    ASSERT_FALSE(no_skip != nullptr && std::string(no_skip) == "1") << "no IPv6 in this kernel";
+    ASSERT_FALSE(tandem::test::mustRun()) << "no IPv6 in this kernel";
     GTEST_SKIP() << "no IPv6 in this kernel";
   }
   ASSERT_EQ(sh("sysctl -qw net.ipv6.conf.all.forwarding=0 && sysctl -n "
@@ -162,23 +162,13 @@ TEST(CheckSysctls, WithoutSetSysctlsTheRealKernelIsOnlyRead) {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
-  const char* no_skip = std::getenv("TANDEM_TEST_NO_SKIP");
-  const bool must_run = no_skip != nullptr && std::string(no_skip) == "1";
-  auto skip = [&](const std::string& why) {
-    if (must_run) {
-      std::fprintf(stderr, "cannot run (TANDEM_TEST_NO_SKIP=1): %s\n", why.c_str());
-      return 1;
-    }
-    std::printf("SKIPPED: %s\n", why.c_str());
-    return 0;
-  };
-  if (::geteuid() != 0) return skip("needs root (a private network namespace, /proc/sys writes)");
-  if (::unshare(CLONE_NEWNET) != 0) {
-    return skip(std::string("cannot create a network namespace: ") + std::strerror(errno));
-  }
+  using tandem::test::cannotRun;
+  const std::string why =
+      tandem::test::enterPrivateNetns("a private network namespace, /proc/sys writes");
+  if (!why.empty()) return cannotRun(why);
   // From here on every net.* sysctl is this namespace's: the namespace dies with this process.
   if (tandem::resources::sysctl::sh("command -v sysctl").empty()) {
-    return skip("no sysctl(8), the independent reader (procps)");
+    return cannotRun("no sysctl(8), the independent reader (procps)");
   }
   return RUN_ALL_TESTS();
 }

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "must_run.h"
 #include "vip/netlink_address_table.h"
 #include "vip/vip_resource.h"
 
@@ -283,26 +284,15 @@ TEST_F(VipKernelTest, StopRemovesAndStoppingAgainSucceeds) {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
-  const char* no_skip = std::getenv("TANDEM_TEST_NO_SKIP");
-  const bool must_run = no_skip != nullptr && std::string(no_skip) == "1";
-  auto skip = [&](const std::string& why) {
-    if (must_run) {
-      std::fprintf(stderr, "cannot run (TANDEM_TEST_NO_SKIP=1): %s\n", why.c_str());
-      return 1;
-    }
-    std::printf("SKIPPED: %s\n", why.c_str());
-    return 0;
-  };
-  if (::geteuid() != 0) return skip("needs root (a private network namespace, veth)");
-  if (::unshare(CLONE_NEWNET) != 0) {
-    return skip(std::string("cannot create a network namespace: ") + std::strerror(errno));
-  }
+  using tandem::test::cannotRun;
+  const std::string why = tandem::test::enterPrivateNetns("a private network namespace, veth");
+  if (!why.empty()) return cannotRun(why);
   // From here on nothing touches the host's network: the namespace dies with this process.
   int st = 0;
   std::string out = tandem::resources::sh(
       "ip link set lo up && ip link add vt0 type veth peer name vt1 && ip link set vt0 up && "
       "ip link set vt1 up",
       &st);
-  if (st != 0) return skip("cannot create a veth pair with ip(8): " + out);
+  if (st != 0) return cannotRun("cannot create a veth pair with ip(8): " + out);
   return RUN_ALL_TESTS();
 }
