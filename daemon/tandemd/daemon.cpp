@@ -72,7 +72,8 @@ Result<void> Daemon::start() {
   // The IPVS table first and on every director: it is ready before an election makes this
   // node ACTIVE.
   if (options_.open_ipvs) {
-    ipvs_ = std::make_unique<IpvsManager>(dispatcher_, logger_, options_.open_ipvs);
+    ipvs_ = std::make_unique<IpvsManager>(dispatcher_, logger_, options_.open_ipvs,
+                                          options_.open_ipvs_owned);
     ipvs_->configure(*config_);
   }
 

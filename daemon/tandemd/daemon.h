@@ -38,6 +38,8 @@ struct DaemonOptions {
   // Opens the kernel's IPVS table (NetlinkKernel in the shell, a fake in tests). Unset: this
   // tandemd keeps no IPVS table.
   OpenIpvsKernel open_ipvs;
+  // Keeps the IPVS services tandem owns across a restart (unset: in memory only).
+  OpenOwnedStore open_ipvs_owned;
   // A clean stop hands the services over first; this long at most.
   Millis stop_timeout{10000};
 };

@@ -17,38 +17,12 @@ namespace {
 
 using nlohmann::json;
 using resources::ipvs::DestKey;
-using resources::ipvs::Forward;
 using resources::ipvs::ServiceKey;
 using resources::ipvs::Stats;
 
-const char* forwardName(Forward f) {
-  switch (f) {
-    case Forward::kMasq:
-      return "nat";
-    case Forward::kLocal:
-      return "local";
-    case Forward::kTunnel:
-      return "tun";
-    case Forward::kDirectRoute:
-      return "dr";
-    case Forward::kBypass:
-      return "bypass";
-  }
-  return "?";
-}
-
-json protocolName(const ServiceKey& key) {
+json protocolOf(const ServiceKey& key) {
   if (key.fwmark != 0) return nullptr;
-  switch (key.protocol) {
-    case IPPROTO_TCP:
-      return "tcp";
-    case IPPROTO_UDP:
-      return "udp";
-    case IPPROTO_SCTP:
-      return "sctp";
-    default:
-      return "proto " + std::to_string(key.protocol);
-  }
+  return resources::ipvs::protocolName(key.protocol);
 }
 
 json flagNames(const resources::ipvs::Service& s) {
@@ -107,7 +81,7 @@ json ipvsJson(const resources::ipvs::Table& table, const config::Config& cfg,
     json s;
     s["name"] = k != known.end() ? json(k->second.name) : json(nullptr);
     s["key"] = resources::ipvs::serviceName(svc.key);
-    s["protocol"] = protocolName(svc.key);
+    s["protocol"] = protocolOf(svc.key);
     s["address"] = svc.key.fwmark == 0 ? json(svc.key.address.toString()) : json(nullptr);
     s["port"] = svc.key.port;
     s["fwmark"] = svc.key.fwmark != 0 ? json(svc.key.fwmark) : json(nullptr);
@@ -123,7 +97,7 @@ json ipvsJson(const resources::ipvs::Table& table, const config::Config& cfg,
       json j;
       j["address"] = d.key.address.toString();
       j["port"] = d.key.port;
-      j["forward"] = forwardName(d.forward);
+      j["forward"] = resources::ipvs::forwardName(d.forward);
       j["weight"] = d.weight;
       j["upper_threshold"] = d.upper_threshold;
       j["lower_threshold"] = d.lower_threshold;

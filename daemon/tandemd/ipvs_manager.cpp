@@ -25,8 +25,12 @@ LogLevel levelOf(resources::ipvs::IpvsLogLevel l) {
 
 }  // namespace
 
-IpvsManager::IpvsManager(loop::Dispatcher& dispatcher, Logger& logger, OpenIpvsKernel open)
-    : dispatcher_(dispatcher), logger_(logger), open_(std::move(open)) {}
+IpvsManager::IpvsManager(loop::Dispatcher& dispatcher, Logger& logger, OpenIpvsKernel open,
+                         OpenOwnedStore open_owned)
+    : dispatcher_(dispatcher),
+      logger_(logger),
+      open_(std::move(open)),
+      open_owned_(std::move(open_owned)) {}
 
 IpvsManager::~IpvsManager() {
   if (loop_) loop_->stop();
@@ -68,10 +72,13 @@ void IpvsManager::tryOpen() {
   const bool recovered = !open_error_.empty();
   open_error_.clear();
   kernel_ = std::move(*kernel);
+  if (open_owned_) owned_store_ = open_owned_(config_->daemon.state_dir);
   loop_ = std::make_unique<resources::ipvs::IpvsReconcileLoop>(
-      dispatcher_, *kernel_, [this](resources::ipvs::IpvsLogLevel l, const std::string& line) {
+      dispatcher_, *kernel_,
+      [this](resources::ipvs::IpvsLogLevel l, const std::string& line) {
         logger_.log(levelOf(l), line);
-      });
+      },
+      owned_store_.get());
   logger_.log(LogLevel::kNotice,
               std::string(recovered ? "IPVS is available now; " : "") +
                   "keeping the IPVS table on this director whatever its role services=" +

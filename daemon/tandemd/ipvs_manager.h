@@ -17,6 +17,10 @@ namespace tandem::tandemd {
 
 // Opens the kernel's IPVS table (the shell passes NetlinkKernel::open).
 using OpenIpvsKernel = std::function<Result<std::unique_ptr<resources::ipvs::Kernel>>()>;
+// Where the services tandem owns are kept across a restart, given [daemon] state_dir (the shell
+// passes an OwnedFile at <state_dir>/ipvs-owned). Unset: only in memory.
+using OpenOwnedStore =
+    std::function<std::unique_ptr<resources::ipvs::OwnedStore>(const std::string& state_dir)>;
 
 // The IPVS table on this director, whatever its role: the backup's table is ready for a
 // takeover and for the sync daemon's connections. Built from each loaded config (start and
@@ -25,7 +29,8 @@ using OpenIpvsKernel = std::function<Result<std::unique_ptr<resources::ipvs::Ker
 // tries again every [ipvs] monitor_interval.
 class IpvsManager {
  public:
-  IpvsManager(loop::Dispatcher& dispatcher, Logger& logger, OpenIpvsKernel open);
+  IpvsManager(loop::Dispatcher& dispatcher, Logger& logger, OpenIpvsKernel open,
+              OpenOwnedStore open_owned = nullptr);
   IpvsManager(const IpvsManager&) = delete;
   IpvsManager& operator=(const IpvsManager&) = delete;
   ~IpvsManager();
@@ -45,9 +50,12 @@ class IpvsManager {
   loop::Dispatcher& dispatcher_;
   Logger& logger_;
   OpenIpvsKernel open_;
+  OpenOwnedStore open_owned_;
   std::optional<config::Config> config_;
-  // Declared before the loop, which holds a reference to it.
+  // Declared before the loop, which holds references to them. The owned store is opened with
+  // the kernel, from the state_dir of that moment.
   std::unique_ptr<resources::ipvs::Kernel> kernel_;
+  std::unique_ptr<resources::ipvs::OwnedStore> owned_store_;
   std::unique_ptr<resources::ipvs::IpvsReconcileLoop> loop_;
   std::unique_ptr<loop::Timer> retry_;
   std::string open_error_;  // why the kernel could not be opened; "" when it was

@@ -22,6 +22,7 @@
 #include "ipc/ipc_server.h"
 #include "ipc/posix_user_db.h"
 #include "ipvs/ipvs_netlink.h"
+#include "ipvs/owned_services.h"
 #include "loop/qb_dispatcher.h"
 #include "ping/raw_echo_transport.h"
 #include "process/posix_child_runner.h"
@@ -145,6 +146,9 @@ int runDaemon(std::string path, bool foreground, const std::string& node_name) {
     if (!k) return fail(k.error());
     return std::unique_ptr<resources::ipvs::Kernel>(std::move(*k));
   };
+  options.open_ipvs_owned = [](const std::string& state_dir) {
+    return std::make_unique<resources::ipvs::OwnedFile>(state_dir + "/ipvs-owned");
+  };
 
   process::PosixChildRunner children(**dispatcher);
   resources::announce::LinuxPacketSocketOpener packet_sockets;
@@ -209,6 +213,12 @@ int runDaemon(std::string path, bool foreground, const std::string& node_name) {
                        : sev == S::kInfo  ? tandemd::LogLevel::kInfo
                                           : tandemd::LogLevel::kDebug,
                        line);
+          },
+          // The NA's router flag follows the interface's forwarding, as the kernel's own NAs do.
+          [&proc_sysctl](const std::string& interface) {
+            auto forwarding = proc_sysctl.read(
+                resources::sysctl::sysctlKey({"net", "ipv6", "conf", interface, "forwarding"}));
+            return forwarding && *forwarding == "1";
           }));
     }
     auto node = cluster::ClusterNode::create(std::move(env), cfg, node_name, std::move(res));

@@ -3,8 +3,6 @@
 #include <netinet/in.h>
 
 namespace tandem::resources::ipvs {
-namespace {
-
 std::string protocolName(uint16_t p) {
   switch (p) {
     case IPPROTO_TCP:
@@ -14,11 +12,11 @@ std::string protocolName(uint16_t p) {
     case IPPROTO_SCTP:
       return "sctp";
     default:
-      return "protocol-" + std::to_string(p);
+      return "proto " + std::to_string(p);
   }
 }
 
-std::string endpoint(const IpAddress& a, uint16_t port) {
+std::string hostPort(const IpAddress& a, uint16_t port) {
   if (a.family == Family::kInet6) return "[" + a.toString() + "]:" + std::to_string(port);
   return a.toString() + ":" + std::to_string(port);
 }
@@ -30,7 +28,7 @@ std::string forwardName(Forward f) {
     case Forward::kLocal:
       return "local";
     case Forward::kTunnel:
-      return "tunnel";
+      return "tun";
     case Forward::kDirectRoute:
       return "dr";
     case Forward::kBypass:
@@ -50,6 +48,8 @@ std::string tunnelName(Tunnel t) {
   }
   return "tunnel-" + std::to_string(static_cast<unsigned>(t));
 }
+
+namespace {
 
 std::string netmaskText(const Service& s) {
   if (s.key.family == Family::kInet6) return "/" + std::to_string(s.netmask);
@@ -92,12 +92,12 @@ std::string ServiceKey::toString() const {
   if (fwmark != 0) {
     return "fwmark " + std::to_string(fwmark) + (family == Family::kInet ? " (ipv4)" : " (ipv6)");
   }
-  return protocolName(protocol) + " " + endpoint(address, port);
+  return protocolName(protocol) + " " + hostPort(address, port);
 }
 
 std::string Op::toString() const {
   const std::string svc = service.key.toString();
-  const std::string dst = dest ? endpoint(dest->key.address, dest->key.port) : "(none)";
+  const std::string dst = dest ? hostPort(dest->key.address, dest->key.port) : "(none)";
   switch (kind) {
     case Kind::kAddService:
       return "add service " + svc + serviceSettings(service);

@@ -32,6 +32,17 @@ enum class Forward : uint32_t { kMasq = 0, kLocal = 1, kTunnel = 2, kDirectRoute
 // IP_VS_CONN_F_TUNNEL_TYPE_*
 enum class Tunnel : uint8_t { kIpip = 0, kGue = 1, kGre = 2 };
 
+// The one wording of the model's parts, for logs, `tandem ipvs show` and the owned-services
+// file alike.
+// "tcp", "udp", "sctp"; another protocol number as "proto N".
+std::string protocolName(uint16_t protocol);
+// The config's words: "nat", "dr", "tun", "local", "bypass".
+std::string forwardName(Forward f);
+// "ipip", "gue", "gre".
+std::string tunnelName(Tunnel t);
+// "198.51.100.10:80", "[2001:db8::10]:53".
+std::string hostPort(const IpAddress& address, uint16_t port);
+
 struct Service {
   ServiceKey key;
   std::string scheduler = "wlc";

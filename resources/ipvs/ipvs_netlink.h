@@ -55,6 +55,7 @@ class NetlinkKernel final : public Kernel {
   uint16_t family_id_ = 0;
   Millis timeout_;
   uint64_t writes_ = 0;
+  std::vector<uint64_t> rx_;  // the receive buffer (8-byte aligned for the netlink headers)
 };
 
 }  // namespace tandem::resources::ipvs

@@ -104,4 +104,41 @@ std::vector<Op> plan(const Table& desired, const Table& actual, bool manage_all,
   return ops;
 }
 
+void applyOp(Table& table, const Op& op) {
+  auto& services = table.services;
+  auto svc = std::lower_bound(
+      services.begin(), services.end(), op.service.key,
+      [](const ServiceState& s, const ServiceKey& k) { return s.service.key < k; });
+  const bool have = svc != services.end() && svc->service.key == op.service.key;
+  switch (op.kind) {
+    case Op::Kind::kAddService:
+    case Op::Kind::kEditService:
+      if (have) {
+        svc->service = op.service;
+      } else {
+        services.insert(svc, ServiceState{op.service, {}, {}});
+      }
+      return;
+    case Op::Kind::kDelService:
+      if (have) services.erase(svc);
+      return;
+    default:
+      break;
+  }
+  if (!op.dest) return;
+  if (!have) svc = services.insert(svc, ServiceState{op.service, {}, {}});
+  auto& dests = svc->destinations;
+  auto d =
+      std::lower_bound(dests.begin(), dests.end(), op.dest->key,
+                       [](const DestinationState& s, const DestKey& k) { return s.dest.key < k; });
+  const bool has_dest = d != dests.end() && d->dest.key == op.dest->key;
+  if (op.kind == Op::Kind::kDelDest) {
+    if (has_dest) dests.erase(d);
+  } else if (has_dest) {
+    d->dest = *op.dest;
+  } else {
+    dests.insert(d, DestinationState{*op.dest, 0, 0, 0, {}});
+  }
+}
+
 }  // namespace tandem::resources::ipvs

@@ -34,6 +34,12 @@ namespace tandem::resources::ipvs {
 std::vector<Op> plan(const Table& desired, const Table& actual, bool manage_all,
                      const std::set<ServiceKey>& retired = {});
 
+// The table after the kernel carried out op (which it acknowledged): what the reconciler expects
+// the kernel to hold without dumping it. A service or destination the op names but the table
+// lacks (or already has, for an add) is treated as the kernel would end up: added, edited or
+// gone. Keeps services and destinations in key order.
+void applyOp(Table& table, const Op& op);
+
 // The service fields ip_vs_edit_service sets, compared without kernel bookkeeping bits; a
 // netmask of 0 is the same as the whole address (255.255.255.255 or /128).
 bool sameService(const Service& a, const Service& b);

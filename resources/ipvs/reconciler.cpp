@@ -3,6 +3,7 @@
 #include <linux/ip_vs.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -11,40 +12,6 @@
 namespace tandem::resources::ipvs {
 
 namespace {
-
-std::string protocolName(uint16_t p) {
-  switch (p) {
-    case IPPROTO_TCP:
-      return "tcp";
-    case IPPROTO_UDP:
-      return "udp";
-    case IPPROTO_SCTP:
-      return "sctp";
-    default:
-      return "proto " + std::to_string(p);
-  }
-}
-
-std::string forwardName(Forward f) {
-  switch (f) {
-    case Forward::kMasq:
-      return "nat";
-    case Forward::kLocal:
-      return "local";
-    case Forward::kTunnel:
-      return "tun";
-    case Forward::kDirectRoute:
-      return "dr";
-    case Forward::kBypass:
-      return "bypass";
-  }
-  return "?";
-}
-
-std::string hostPort(const IpAddress& a, uint16_t port) {
-  const std::string addr = a.toString();
-  return (a.family == Family::kInet6 ? "[" + addr + "]" : addr) + ":" + std::to_string(port);
-}
 
 std::string serviceFields(const Service& s) {
   std::string out = "scheduler=" + s.scheduler;
@@ -120,13 +87,55 @@ std::string describe(const Op& op) {
   return "?";
 }
 
-Reconciler::Reconciler(Kernel& kernel, IpvsLog log) : kernel_(kernel), log_(std::move(log)) {}
+Reconciler::Reconciler(Kernel& kernel, IpvsLog log, OwnedStore* owned_store)
+    : kernel_(kernel), log_(std::move(log)), owned_store_(owned_store) {
+  loadOwned();
+}
 
 void Reconciler::log(IpvsLogLevel level, const std::string& line) const {
   if (log_) log_(level, line);
 }
 
-Result<ReconcileReport> Reconciler::reconcile(const Table& desired, bool manage_all) {
+void Reconciler::loadOwned() {
+  if (owned_store_ == nullptr) return;
+  auto text = owned_store_->read();
+  if (!text) {
+    log(IpvsLogLevel::kWarning,
+        text.error().message +
+            "; the virtual services tandem owned before this start are not known: one dropped "
+            "from the config meanwhile stays in the kernel (remove it with ipvsadm -D)");
+    return;
+  }
+  if (!*text) return;  // a first start
+  ParsedOwned parsed = parseOwned(**text, owned_store_->path());
+  for (const auto& w : parsed.warnings) log(IpvsLogLevel::kWarning, w);
+  owned_ = parsed.keys;
+  saved_owned_ = parsed.keys;
+  if (!owned_.empty()) {
+    log(IpvsLogLevel::kInfo,
+        "tandem owned " + std::to_string(owned_.size()) +
+            " virtual service(s) before this start file=" + owned_store_->path());
+  }
+}
+
+void Reconciler::saveOwned() {
+  if (owned_store_ == nullptr || owned_ == saved_owned_) return;
+  auto r = owned_store_->write(formatOwned(owned_));
+  if (!r) {
+    if (r.error().message != save_error_) {
+      save_error_ = r.error().message;
+      log(IpvsLogLevel::kWarning,
+          save_error_ +
+              "; after a restart tandem may not remove a virtual service dropped from "
+              "the config meanwhile (trying again after each pass)");
+    }
+    return;
+  }
+  save_error_.clear();
+  saved_owned_ = owned_;
+}
+
+Result<ReconcileReport> Reconciler::reconcile(const Table& desired, bool manage_all, Pass pass) {
   ReconcileReport report;
   std::set<ServiceKey> wanted;
   for (const auto& s : desired.services) wanted.insert(s.service.key);
@@ -137,8 +146,18 @@ Result<ReconcileReport> Reconciler::reconcile(const Table& desired, bool manage_
   // Until this pass completes, tandem owns both what it had and what it is adding.
   owned_.insert(wanted.begin(), wanted.end());
 
+  // Without a dump, plan against what the last complete pass left in the kernel; a changed
+  // manage may own services that table does not show, so it dumps.
+  const bool incremental =
+      pass == Pass::kChange && last_applied_.has_value() && last_manage_all_ == manage_all;
+  // Then last_applied_ follows each acknowledged request (applyOp, in place: no copy of a big
+  // table), so it stays what the kernel should hold: the base for drift after a fallback dump,
+  // and, when no dump was needed, the desired table itself at the end.
+  Table* expect = incremental ? &*last_applied_ : nullptr;
+
   std::vector<Op> done;
   std::vector<std::string> drift;
+  bool drift_checked = false;
   auto log_done = [&] {
     if (done.size() <= kOpsLoggedOneByOne) {
       for (const Op& d : done) log(IpvsLogLevel::kNotice, describe(d));
@@ -146,13 +165,33 @@ Result<ReconcileReport> Reconciler::reconcile(const Table& desired, bool manage_
       log(IpvsLogLevel::kNotice, summary(done));
     }
   };
+  auto give_up = [&](Result<ReconcileReport> r) {
+    // Part of a plan may have gone in: the kernel now holds neither table, and what tandem
+    // finds next time is its own doing as much as anyone's.
+    last_applied_.reset();
+    saveOwned();
+    return r;
+  };
   for (int attempt = 0;; ++attempt) {
-    auto actual = kernel_.dump();
-    if (!actual) {
-      if (attempt > 0) last_applied_.reset();
-      return fail(actual.error().code, "cannot read the IPVS table: " + actual.error().message);
+    Table dumped_table;
+    const Table* actual = expect;
+    if (!(incremental && attempt == 0)) {
+      auto dumped = kernel_.dump();
+      ++report.dumps;
+      if (!dumped) {
+        auto err =
+            fail(dumped.error().code, "cannot read the IPVS table: " + dumped.error().message);
+        if (attempt > 0) return give_up(err);
+        saveOwned();
+        return err;
+      }
+      dumped_table = std::move(*dumped);
+      actual = &dumped_table;
+      if (!drift_checked) {
+        drift = findDrift(dumped_table, last_applied_ ? &*last_applied_ : nullptr, wanted);
+        drift_checked = true;
+      }
     }
-    if (attempt == 0) drift = findDrift(*actual, wanted);
     const std::vector<Op> ops = plan(desired, *actual, manage_all, retired);
     bool replan = false;
     for (const Op& op : ops) {
@@ -160,6 +199,7 @@ Result<ReconcileReport> Reconciler::reconcile(const Table& desired, bool manage_
       if (r) {
         ++report.applied;
         done.push_back(op);
+        if (expect != nullptr) applyOp(*expect, op);
         if (op.kind == Op::Kind::kDelService) owned_.erase(op.service.key);
         continue;
       }
@@ -175,14 +215,11 @@ Result<ReconcileReport> Reconciler::reconcile(const Table& desired, bool manage_
       for (const auto& d : drift) {
         log(IpvsLogLevel::kWarning, d + "; could not restore it: " + r.error().message);
       }
-      // Part of the plan went in: the kernel now holds neither table, and what tandem finds
-      // next time is its own doing as much as anyone's.
-      last_applied_.reset();
-      return fail(r.error().code,
-                  describe(op) + " failed: " + r.error().message +
-                      (retryable(r.error()) ? " (the table kept changing under tandem; will "
-                                              "try again at the next pass)"
-                                            : ""));
+      return give_up(fail(r.error().code,
+                          describe(op) + " failed: " + r.error().message +
+                              (retryable(r.error()) ? " (the table kept changing under tandem; "
+                                                      "will try again at the next pass)"
+                                                    : "")));
     }
     if (!replan) break;
   }
@@ -190,17 +227,33 @@ Result<ReconcileReport> Reconciler::reconcile(const Table& desired, bool manage_
   for (const auto& d : drift) log(IpvsLogLevel::kWarning, d + "; restored");
   report.drift = drift.size();
   for (const auto& k : retired) owned_.erase(k);
+  last_manage_all_ = manage_all;
+  if (incremental && report.dumps == 0) {
+    // last_applied_ followed every request of the plan: it is the desired table already.
+    saveOwned();
+    return report;
+  }
   last_applied_ = desired;
+  std::sort(
+      last_applied_->services.begin(), last_applied_->services.end(),
+      [](const ServiceState& a, const ServiceState& b) { return a.service.key < b.service.key; });
+  for (auto& s : last_applied_->services) {
+    std::sort(s.destinations.begin(), s.destinations.end(),
+              [](const DestinationState& a, const DestinationState& b) {
+                return a.dest.key < b.dest.key;
+              });
+  }
+  saveOwned();
   return report;
 }
 
-std::vector<std::string> Reconciler::findDrift(const Table& actual,
+std::vector<std::string> Reconciler::findDrift(const Table& actual, const Table* base,
                                                const std::set<ServiceKey>& wanted) const {
   std::vector<std::string> found;
-  if (!last_applied_) return found;
+  if (base == nullptr) return found;
   std::map<ServiceKey, const ServiceState*> have;
   for (const auto& s : actual.services) have.emplace(s.service.key, &s);
-  for (const auto& mine : last_applied_->services) {
+  for (const auto& mine : base->services) {
     if (wanted.count(mine.service.key) == 0) continue;  // leaving anyway: nothing to restore
     const std::string svc = serviceName(mine.service.key);
     auto it = have.find(mine.service.key);
@@ -256,14 +309,18 @@ Result<void> Reconciler::applyTimeouts(const Timeouts& want) {
   return {};
 }
 
-IpvsReconcileLoop::IpvsReconcileLoop(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log)
-    : dispatcher_(dispatcher), reconciler_(kernel, log), log_(std::move(log)) {
-  timer_ = dispatcher_.createTimer([this] { pass(); });
+IpvsReconcileLoop::IpvsReconcileLoop(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log,
+                                     OwnedStore* owned_store)
+    : dispatcher_(dispatcher), reconciler_(kernel, log, owned_store), log_(std::move(log)) {
+  timer_ = dispatcher_.createTimer([this] { pass(Pass::kVerify); });
 }
 
 void IpvsReconcileLoop::configure(const config::Config& cfg) {
+  // A new interval starts now, from a verified table; a new manage needs the whole table.
+  const bool verify = !config_ || config_->ipvs.monitor_interval != cfg.ipvs.monitor_interval ||
+                      config_->ipvs.manage != cfg.ipvs.manage;
   config_ = cfg;
-  pass();
+  pass(verify ? Pass::kVerify : Pass::kChange);
 }
 
 void IpvsReconcileLoop::setHealth(const std::string& virtual_server, const Endpoint& real_server,
@@ -273,21 +330,21 @@ void IpvsReconcileLoop::setHealth(const std::string& virtual_server, const Endpo
   if (!config_) return;
   Table next = desiredTable(*config_, health_);
   if (plan(next, desired_, false).empty()) return;  // e.g. a server with no service
-  pass();
+  pass(Pass::kChange);
 }
 
 void IpvsReconcileLoop::reconcileNow() {
-  if (config_) pass();
+  if (config_) pass(Pass::kVerify);
 }
 
 void IpvsReconcileLoop::stop() { timer_->cancel(); }
 
-void IpvsReconcileLoop::pass() {
+void IpvsReconcileLoop::pass(Pass kind) {
   if (!config_) return;
   ++passes_;
   desired_ = desiredTable(*config_, health_);
   std::string error;
-  auto r = reconciler_.reconcile(desired_, config_->ipvs.manage == config::IpvsManage::kAll);
+  auto r = reconciler_.reconcile(desired_, config_->ipvs.manage == config::IpvsManage::kAll, kind);
   if (!r) error = r.error().message;
   auto t = reconciler_.applyTimeouts(desiredTimeouts(config_->ipvs));
   if (!t) error += (error.empty() ? "" : "; ") + t.error().message;
@@ -299,7 +356,9 @@ void IpvsReconcileLoop::pass() {
     }
     last_error_ = error;
   }
-  timer_->arm(config_->ipvs.monitor_interval);
+  // A kChange pass leaves the interval running: the next dump comes on time however often the
+  // desired table changes.
+  if (kind == Pass::kVerify || !timer_->armed()) timer_->arm(config_->ipvs.monitor_interval);
 }
 
 }  // namespace tandem::resources::ipvs

@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "ipvs/ipvs_desired.h"
 #include "ipvs/ipvs_model.h"
+#include "ipvs/owned_services.h"
 #include "loop/dispatcher.h"
 
 // The shell around the planner: dump the kernel's table, plan, apply; the loop that does it
@@ -33,6 +34,19 @@ struct ReconcileReport {
   size_t applied = 0;  // requests that succeeded
   size_t replans = 0;  // re-dumps after EEXIST/ENOENT
   size_t drift = 0;    // differences from what tandem last applied, found before applying
+  size_t dumps = 0;    // whole-table dumps this pass read
+};
+
+// What a pass is for.
+enum class Pass {
+  // Read the kernel's whole table, repair any drift, apply: the monitor pass, and the first.
+  kVerify,
+  // The desired table changed (a reload, a health change): plan against the table the last
+  // complete pass left in the kernel (every request of it acknowledged, on top of a dumped
+  // table) and send only the changes, without a dump. Without such a table, or when the kernel
+  // disagrees with it (EEXIST/ENOENT), the pass dumps and re-plans as kVerify does. What the
+  // kernel gained behind tandem's back in between is the next kVerify pass's to find.
+  kChange,
 };
 
 // Keeps the kernel's IPVS table at a desired table. EEXIST/ENOENT from a request mean the table
@@ -40,13 +54,18 @@ struct ReconcileReport {
 // times. Whatever differs from what tandem itself last applied is drift: repaired, and logged
 // as a warning naming what it looks like someone did ("virtual service tcp 198.51.100.10:80
 // was deleted behind tandem's back (ipvsadm -D?); restored").
+//
+// With an OwnedStore, the services tandem owns outlive the process: read at construction (a
+// line that names no service is a warning naming the file and line, and is skipped), written
+// after each pass that changed them.
 class Reconciler {
  public:
   static constexpr int kMaxReplans = 3;
 
-  Reconciler(Kernel& kernel, IpvsLog log);
+  Reconciler(Kernel& kernel, IpvsLog log, OwnedStore* owned_store = nullptr);
 
-  [[nodiscard]] Result<ReconcileReport> reconcile(const Table& desired, bool manage_all);
+  [[nodiscard]] Result<ReconcileReport> reconcile(const Table& desired, bool manage_all,
+                                                  Pass pass = Pass::kVerify);
   // Sets the global timeouts that want names (non-zero) and the kernel does not already have;
   // writes nothing when they match.
   [[nodiscard]] Result<void> applyTimeouts(const Timeouts& want);
@@ -59,27 +78,41 @@ class Reconciler {
  private:
   // How the kernel differs from what tandem last applied, for the services it still wants:
   // one line each, naming what it looks like someone did.
-  std::vector<std::string> findDrift(const Table& actual, const std::set<ServiceKey>& wanted) const;
+  // base: what the kernel should hold (null: nothing known, no drift).
+  std::vector<std::string> findDrift(const Table& actual, const Table* base,
+                                     const std::set<ServiceKey>& wanted) const;
   void log(IpvsLogLevel level, const std::string& line) const;
+  void loadOwned();
+  void saveOwned();
 
   Kernel& kernel_;
   IpvsLog log_;
-  std::optional<Table> last_applied_;  // the desired table of the last complete reconcile
+  OwnedStore* owned_store_;
+  // The desired table of the last complete reconcile, in key order, and its manage_all.
+  std::optional<Table> last_applied_;
+  bool last_manage_all_ = false;
   std::set<ServiceKey> owned_;
+  std::set<ServiceKey> saved_owned_;  // what owned_store_ holds
+  std::string save_error_;            // the last failed write's message, logged once
 };
 
-// Runs the reconciler every monitor_interval on the dispatcher, and at once when the config or
-// the health changes. A failed pass is logged (once while the error stays the same) and tried
-// again at the next interval.
+// Runs the reconciler every monitor_interval on the dispatcher (kVerify: a dump, drift
+// repaired), and at once when the config or the health changes (kChange: only the changes).
+// Only kVerify passes restart the interval, so however often the desired table changes, the
+// kernel is read at least once per interval. A failed pass is logged (once while the error stays
+// the same) and tried again at the next interval.
 class IpvsReconcileLoop {
  public:
-  IpvsReconcileLoop(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log);
+  IpvsReconcileLoop(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log,
+                    OwnedStore* owned_store = nullptr);
 
-  // Takes (or replaces, on reload) the config and reconciles now.
+  // Takes (or replaces, on reload) the config and reconciles now: the first config with a
+  // kVerify pass, a reload with a kChange pass (kVerify when it changes monitor_interval or
+  // manage).
   void configure(const config::Config& cfg);
-  // A real server's health changed: reconcile now if that changes the desired table.
+  // A real server's health changed: reconcile now (kChange) if that changes the desired table.
   void setHealth(const std::string& virtual_server, const Endpoint& real_server, bool up);
-  // Reconciles now and restarts the interval.
+  // Reconciles now (kVerify) and restarts the interval.
   void reconcileNow();
   void stop();
 
@@ -88,7 +121,7 @@ class IpvsReconcileLoop {
   bool lastPassOk() const { return last_error_.empty() && passes_ > 0; }
 
  private:
-  void pass();
+  void pass(Pass kind);
 
   loop::Dispatcher& dispatcher_;
   Reconciler reconciler_;

@@ -122,6 +122,48 @@ TEST_F(IpvsManagerTest, KeepsTheConfiguredTableAtOnce) {
   EXPECT_EQ(logger_.count(LogLevel::kNotice, "whatever its role services=1"), 1u);
 }
 
+// The owned services live in a store the shell opens in [daemon] state_dir; in memory here.
+class MemoryOwned final : public resources::ipvs::OwnedStore {
+ public:
+  explicit MemoryOwned(std::optional<std::string>& text) : text_(text) {}
+  const std::string& path() const override { return path_; }
+  Result<std::optional<std::string>> read() override { return text_; }
+  Result<void> write(const std::string& t) override {
+    text_ = t;
+    return {};
+  }
+
+ private:
+  std::optional<std::string>& text_;
+  std::string path_ = "/run/tandem/ipvs-owned";
+};
+
+TEST_F(IpvsManagerTest, AServiceDroppedWhileTandemdWasDownIsRemovedAfterTheRestart) {
+  std::optional<std::string> file;
+  std::string dir;
+  auto open_owned = [&](const std::string& state_dir) {
+    dir = state_dir;
+    return std::make_unique<MemoryOwned>(file);
+  };
+  {
+    IpvsManager before(sim_, logger_, opener(), open_owned);
+    before.configure(load(withWeb()));
+    ASSERT_TRUE(kernel_.hasService(kWeb));
+  }
+  EXPECT_EQ(dir, "/run/tandem");
+  ASSERT_TRUE(file.has_value());
+  EXPECT_NE(file->find("tcp 198.51.100.50:80"), std::string::npos) << *file;
+  // Restarted with web gone from the config (another service keeps IPVS open).
+  const std::string other = std::string(kHead) +
+                            "[[virtual_server]]\nname = \"dns\"\naddress = \"198.51.100.50:53\"\n"
+                            "protocol = \"udp\"\n"
+                            "[[virtual_server.real_server]]\naddress = \"203.0.113.21\"\n";
+  IpvsManager after(sim_, logger_, opener(), open_owned);
+  after.configure(load(other));
+  EXPECT_FALSE(kernel_.hasService(kWeb));
+  EXPECT_EQ(file->find("tcp 198.51.100.50:80"), std::string::npos) << *file;
+}
+
 TEST_F(IpvsManagerTest, WithoutIpvsItLogsOnceRunsOnAndRetriesEveryMonitorInterval) {
   ipvs_loaded_ = false;
   IpvsManager m(sim_, logger_, opener());

@@ -402,5 +402,28 @@ TEST(IpvsPlan, RandomTablesPlansAreMinimal) {
   }
 }
 
+// applyOp is the reconciler's model of the kernel between dumps: applied to the planned ops it
+// must give what the (fake) kernel gives.
+TEST(IpvsPlan, ApplyOpPredictsTheKernelsTable) {
+  for (uint32_t seed = 1; seed <= 2000; ++seed) {
+    RandomTables gen(seed);
+    const Table desired = gen.make();
+    const Table actual = gen.make();
+    const bool manage_all = seed % 3 == 0;
+    fakes::FakeIpvsKernel kernel;
+    kernel.load(actual);
+    Table model = normalised(actual);
+    for (const Op& op : plan(desired, kernel.table(), manage_all)) {
+      ASSERT_TRUE(kernel.apply(op)) << "seed " << seed;
+      applyOp(model, op);
+    }
+    EXPECT_TRUE(sameTable(kernel.sorted(), model)) << "seed " << seed;
+    EXPECT_TRUE(std::is_sorted(
+        model.services.begin(), model.services.end(),
+        [](const ServiceState& a, const ServiceState& b) { return a.service.key < b.service.key; }))
+        << "seed " << seed;
+  }
+}
+
 }  // namespace
 }  // namespace tandem::resources::ipvs

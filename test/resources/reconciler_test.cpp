@@ -302,6 +302,106 @@ TEST_F(ReconcilerTest, TimeoutsAreSetOnlyWhenTheyDiffer) {
   EXPECT_EQ(kernel_.writes(), 1u);
 }
 
+// kChange: planned against the table the last complete pass left, no dump.
+TEST_F(ReconcilerTest, ChangePassAfterACompletePassReadsNothingAndWritesOnlyTheChanges) {
+  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  const auto dumps = kernel_.dumps();
+  const auto writes = kernel_.writes();
+  cfg_.virtual_servers[0].real_servers[0].weight = 9;                          // edit
+  cfg_.virtual_servers[0].real_servers.push_back(real("203.0.113.23:80", 1));  // add
+  cfg_.virtual_servers.pop_back();                                             // delete dns
+  auto r = rec_.reconcile(desired(), false, Pass::kChange);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(kernel_.dumps() - dumps, 0u);
+  EXPECT_EQ(r->dumps, 0u);
+  EXPECT_EQ(kernel_.writes() - writes, 3u);
+  EXPECT_EQ(kernel_.requests(), kernel_.writes()) << "no refused request either";
+  EXPECT_EQ(r->applied, 3u);
+  EXPECT_TRUE(plan(desired(), kernel_.table(), true).empty());
+  // The next change is planned against this one's result.
+  cfg_.virtual_servers[0].real_servers[0].weight = 2;
+  r = rec_.reconcile(desired(), false, Pass::kChange);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(kernel_.dumps() - dumps, 0u);
+  EXPECT_EQ(kernel_.writes() - writes, 4u);
+  EXPECT_EQ(kernel_.dest(webKey(), destKey("198.51.100.21:80"))->weight, 2);
+}
+
+TEST_F(ReconcilerTest, VerifyPassDumps) {
+  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  const auto dumps = kernel_.dumps();
+  auto r = rec_.reconcile(desired(), false, Pass::kVerify);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dumps, 1u);
+  EXPECT_EQ(kernel_.dumps() - dumps, 1u);
+}
+
+TEST_F(ReconcilerTest, ChangePassWithoutAnAppliedTableDumps) {
+  auto r = rec_.reconcile(desired(), false, Pass::kChange);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dumps, 1u);
+  EXPECT_EQ(kernel_.writes(), 5u);
+  // After a failed pass the kernel holds neither table: dump again.
+  Health h;
+  h.set("web", ep("198.51.100.21:80"), false);
+  kernel_.injectErrors({ErrorCode::kPermissionDenied});
+  ASSERT_FALSE(rec_.reconcile(desired(h), false, Pass::kChange));
+  const auto dumps = kernel_.dumps();
+  r = rec_.reconcile(desired(h), false, Pass::kChange);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(kernel_.dumps() - dumps, 1u);
+  EXPECT_TRUE(plan(desired(h), kernel_.table(), true).empty());
+}
+
+TEST_F(ReconcilerTest, NotFoundDuringAChangePassRedumpsAndRepairs) {
+  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  // Someone deletes web; tandem, not having dumped since, goes to edit one of its weights.
+  ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
+  Health h;
+  h.set("web", ep("198.51.100.21:80"), false);
+  const auto dumps = kernel_.dumps();
+  auto r = rec_.reconcile(desired(h), false, Pass::kChange);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->replans, 1u);
+  EXPECT_EQ(r->dumps, 1u);
+  EXPECT_EQ(kernel_.dumps() - dumps, 1u);
+  EXPECT_EQ(r->drift, 1u);
+  EXPECT_TRUE(plan(desired(h), kernel_.table(), true).empty());
+  EXPECT_EQ(kernel_.dest(webKey(), destKey("198.51.100.21:80"))->weight, 0);
+  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning,
+                       "virtual service tcp 198.51.100.10:80 was deleted behind tandem's back "
+                       "(ipvsadm -D?); restored"),
+            1u);
+}
+
+TEST_F(ReconcilerTest, ChangesMadeBeforeTheKernelMovedAreNotDrift) {
+  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  // dns's weight goes in, then web's edit finds web gone: only web's loss is drift.
+  Health h;
+  h.set("dns", ep("198.51.100.31:53"), false);
+  h.set("web", ep("198.51.100.21:80"), false);
+  kernel_.failRequestAfter(1, ErrorCode::kNotFound);
+  ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
+  auto r = rec_.reconcile(desired(h), false, Pass::kChange);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->drift, 1u);
+  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "behind tandem's back"), 1u);
+  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "tcp 198.51.100.10:80 was deleted"), 1u);
+  EXPECT_TRUE(plan(desired(h), kernel_.table(), true).empty());
+}
+
+TEST_F(ReconcilerTest, ChangePassWithANewManageDumps) {
+  Service theirs;
+  theirs.key = webKey();
+  theirs.key.port = 25;
+  ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kAddService, theirs, std::nullopt}));
+  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  auto r = rec_.reconcile(desired(), true, Pass::kChange);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dumps, 1u);
+  EXPECT_FALSE(kernel_.hasService(theirs.key)) << "manage = \"all\" removes it at once";
+}
+
 TEST(IpvsNames, ServiceAndDestinationText) {
   ServiceKey k;
   k.family = Family::kInet6;
@@ -363,9 +463,11 @@ TEST_F(ReconcileLoopTest, HealthChangeAppliesAtOnceWithOneWrite) {
   loop.setHealth("web", ep("198.51.100.21:80"), true);
   EXPECT_EQ(kernel_.dest(webKey(), destKey("198.51.100.21:80"))->weight, 3);
   EXPECT_EQ(kernel_.writes() - before, 2u);
-  // The interval restarts from the last pass.
+  // Health passes leave the interval running: the monitor pass comes 5 s after configure().
   dispatcher_.advance(4999ms);
   EXPECT_EQ(loop.passes(), 3u);
+  dispatcher_.advance(1ms);
+  EXPECT_EQ(loop.passes(), 4u);
   loop.stop();
 }
 
@@ -405,6 +507,51 @@ TEST_F(ReconcileLoopTest, TimeoutsFromTheConfig) {
   EXPECT_EQ(kernel_.writes(), 6u);
   dispatcher_.advance(5s);
   EXPECT_EQ(kernel_.writes(), 6u);
+  loop.stop();
+}
+
+TEST_F(ReconcileLoopTest, ReloadAndHealthChangesDoNotDumpTheMonitorPassDoes) {
+  IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
+  loop.configure(cfg_);
+  EXPECT_EQ(kernel_.dumps(), 1u);
+  const auto writes = kernel_.writes();
+  cfg_.virtual_servers[0].real_servers[1].weight = 8;
+  loop.configure(cfg_);
+  EXPECT_EQ(kernel_.dumps(), 1u) << "a reload plans against the table the last pass left";
+  EXPECT_EQ(kernel_.writes() - writes, 1u);
+  loop.setHealth("web", ep("198.51.100.21:80"), false);
+  EXPECT_EQ(kernel_.dumps(), 1u) << "so does a health change";
+  EXPECT_EQ(kernel_.writes() - writes, 2u);
+  dispatcher_.advance(cfg_.ipvs.monitor_interval);
+  EXPECT_EQ(kernel_.dumps(), 2u) << "the monitor pass reads the kernel";
+  EXPECT_EQ(kernel_.writes() - writes, 2u);
+  loop.stop();
+}
+
+TEST_F(ReconcileLoopTest, ReloadWithANewIntervalVerifies) {
+  IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
+  loop.configure(cfg_);
+  cfg_.ipvs.monitor_interval = 1000ms;
+  loop.configure(cfg_);
+  EXPECT_EQ(kernel_.dumps(), 2u);
+  loop.stop();
+}
+
+TEST_F(ReconcileLoopTest, FrequentHealthChangesDoNotPostponeTheMonitorPass) {
+  IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
+  loop.configure(cfg_);
+  dispatcher_.advance(500ms);
+  ASSERT_TRUE(kernel_.applyDirect(
+      Op{Kind::kDelService, serviceOf(desiredService(cfg_.virtual_servers[1]).key), std::nullopt}));
+  // web's first server flaps every 0.9 s: each flap is a (kChange) pass of its own, and none
+  // may restart the interval, or the kernel would never be read again.
+  for (int i = 0; i < 5; ++i) {
+    dispatcher_.advance(900ms);
+    loop.setHealth("web", ep("198.51.100.21:80"), i % 2 == 1);
+  }
+  EXPECT_TRUE(kernel_.hasService(desiredService(cfg_.virtual_servers[1]).key))
+      << "dns, deleted at 0.5 s, is restored by the monitor pass at 5 s";
+  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "udp 198.51.100.11:53 was deleted"), 1u);
   loop.stop();
 }
 
