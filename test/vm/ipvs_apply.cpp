@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -72,25 +73,35 @@ const char* levelName(IpvsLogLevel l) {
   return "?";
 }
 
+// Loads and validates a config, timing it (load_ms); on errors prints every diagnostic and a
+// line naming the file, and returns nothing.
+std::optional<config::Config> loadTimed(const std::string& path, const config::FileSystem& fs,
+                                        double& load_ms) {
+  const auto t = Clock::now();
+  config::LoadResult loaded = config::loadConfigFile(path, fs);
+  load_ms = msSince(t);
+  if (!loaded.ok()) {
+    std::cerr << loaded.diagnostics.formatAll();
+    std::cerr << "ipvs_apply: " << path << ": " << loaded.diagnostics.errorCount()
+              << " error(s); fix the config (tandem config verify " << path << ")\n";
+    return std::nullopt;
+  }
+  return *loaded.config;
+}
+
 // The next pass of the same Reconciler, as tandemd makes on a reload: prints its keys prefixed
 // "NAME.". The config's load is timed apart from the reconcile.
 // previous: the table the last pass applied; the plan against it (what a kChange pass plans) is
 // timed on its own as NAME.plan_ms, to tell the pure half of the pass from the kernel's.
 int applyNext(const char* name, const std::string& path, const config::FileSystem& fs,
               NetlinkKernel& kernel, Reconciler& reconciler, Pass pass, const Table& previous) {
-  auto t = Clock::now();
-  config::LoadResult loaded = config::loadConfigFile(path, fs);
-  const double load_ms = msSince(t);
-  if (!loaded.ok()) {
-    std::cerr << loaded.diagnostics.formatAll();
-    std::cerr << "ipvs_apply: " << path << ": " << loaded.diagnostics.errorCount()
-              << " error(s); fix the config (tandem config verify " << path << ")\n";
-    return 2;
-  }
-  const config::Config& cfg = *loaded.config;
+  double load_ms = 0;
+  const std::optional<config::Config> loaded = loadTimed(path, fs, load_ms);
+  if (!loaded) return 2;
+  const config::Config& cfg = *loaded;
   const Table desired = desiredTable(cfg, Health{});
   const bool manage_all = cfg.ipvs.manage == config::IpvsManage::kAll;
-  t = Clock::now();
+  auto t = Clock::now();
   const size_t planned = plan(desired, previous, manage_all).size();
   const double plan_ms = msSince(t);
   const uint64_t before = kernel.writes();
@@ -157,19 +168,13 @@ int main(int argc, char** argv) {
   if (path.empty()) return usage("no CONFIG given");
   if (monitor && then.empty()) return usage("--monitor goes with --then");
 
-  auto t = Clock::now();
   config::PosixFileSystem fs;
-  config::LoadResult loaded = config::loadConfigFile(path, fs);
-  const double load_ms = msSince(t);
-  if (!loaded.ok()) {
-    std::cerr << loaded.diagnostics.formatAll();
-    std::cerr << "ipvs_apply: " << path << ": " << loaded.diagnostics.errorCount()
-              << " error(s); fix the config (tandem config verify " << path << ")\n";
-    return 2;
-  }
-  const config::Config& cfg = *loaded.config;
+  double load_ms = 0;
+  const std::optional<config::Config> loaded = loadTimed(path, fs, load_ms);
+  if (!loaded) return 2;
+  const config::Config& cfg = *loaded;
 
-  t = Clock::now();
+  auto t = Clock::now();
   const Table desired = desiredTable(cfg, Health{});
   const double desired_ms = msSince(t);
   size_t dests = 0;
