@@ -21,7 +21,8 @@
 
 namespace {
 
-using namespace tandem::wire;  // NOLINT: a fuzz target, one function
+using namespace tandem;        // NOLINT: a fuzz target, one function
+using namespace tandem::wire;  // NOLINT
 
 // The same keys as the unit tests (test/wire/wire_test_util.h), so that the seeds verify.
 constexpr uint8_t kKey1[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
