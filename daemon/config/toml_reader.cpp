@@ -1,5 +1,8 @@
 #include "config/toml_reader.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "common/text.h"
 
 namespace tandem::config {
@@ -234,11 +237,25 @@ std::vector<const toml::table*> TableReader::tables(std::string_view key) {
 }
 
 void TableReader::finish(const std::function<std::string(const std::string&)>& extra_hint) {
-  std::vector<std::string> known(asked_.begin(), asked_.end());
+  struct Unknown {
+    Position at;
+    std::string name;
+  };
+  std::vector<Unknown> unknown;
   for (const auto& [k, v] : table_) {
     std::string name(k.str());
-    if (asked_.count(name)) continue;
-    Position p = positionOf(k.source());
+    if (asked_.count(name) == 0) unknown.push_back({positionOf(k.source()), std::move(name)});
+  }
+  // In the file's order (the table's is by name), so that the hints go to the first ones.
+  std::sort(unknown.begin(), unknown.end(), [](const Unknown& a, const Unknown& b) {
+    return std::tie(a.at.line, a.at.column) < std::tie(b.at.line, b.at.column);
+  });
+  const std::vector<std::string> known(asked_.begin(), asked_.end());
+  // A few unknown keys are typos and get a hint; past that many the file is something else
+  // (tens of thousands of them must not cost seconds), and the first errors had the hints.
+  constexpr size_t kHintedUnknownKeys = 100;
+  size_t plain = 0;
+  for (const auto& [p, name] : unknown) {
     std::string hint = extra_hint ? extra_hint(name) : std::string();
     if (!hint.empty()) {
       ctx_.diags.error(ctx_.file, p.line, p.column, hint);
@@ -246,10 +263,12 @@ void TableReader::finish(const std::function<std::string(const std::string&)>& e
     }
     std::string where_text = path_.empty() ? "at the top level" : "in " + header();
     std::string msg = "unknown key \"" + name + "\" " + where_text;
-    if (auto m = closestMatch(name, known)) {
-      msg += "; did you mean \"" + *m + "\"?";
-    } else {
-      msg += "; known keys are " + joinAlternatives(known, " and ");
+    if (++plain <= kHintedUnknownKeys) {
+      if (auto m = closestMatch(name, known)) {
+        msg += "; did you mean \"" + *m + "\"?";
+      } else {
+        msg += "; known keys are " + joinAlternatives(known, " and ");
+      }
     }
     ctx_.diags.error(ctx_.file, p.line, p.column, msg);
   }

@@ -171,6 +171,21 @@ interface = "eth7"
                       }));
 }
 
+TEST_F(ConfigLoaderTest, OnlyTheFirstHundredUnknownKeysOfATableGetAHint) {
+  std::string text = std::string(kMinimal) + "[daemon]\n";
+  for (int i = 0; i < 101; ++i) text += "state_dir" + std::to_string(i) + " = 1\n";
+  LoadResult r = load(text);
+  std::vector<std::string> got;
+  for (const auto& d : r.diagnostics.sorted()) got.push_back(d.message);
+  ASSERT_EQ(got.size(), 101u);
+  size_t hinted = 0;
+  for (const auto& m : got) hinted += m.find("; ") != std::string::npos ? 1 : 0;
+  EXPECT_EQ(hinted, 100u);
+  // The first hundred in the file's order (not the table's, which is by name: state_dir10
+  // comes before state_dir2 there).
+  EXPECT_EQ(got.back(), "unknown key \"state_dir100\" in [daemon]");
+}
+
 TEST_F(ConfigLoaderTest, RelativeKeyFilesResolveAgainstTheConfigDirectory) {
   fs_.clear();
   fs_.write("/etc/tandem/keys/a", kKey, 0600);
