@@ -45,13 +45,20 @@ lab_now_ms() {
 
 # wait_until TIMEOUT_SECONDS CMD...: runs CMD every $LAB_POLL_INTERVAL until it succeeds.
 # Returns 0 as soon as it does, 1 after the deadline. CMD's output is discarded.
-wait_until() {
-  local timeout=$1 sec frac deadline now
-  shift
-  sec=${timeout%%.*}
+# _lab_deadline_us SECONDS: now + SECONDS (e.g. 1.5) in microseconds, in REPLY
+_lab_deadline_us() {
+  local sec frac
+  sec=${1%%.*}
   frac=000000
-  [[ $timeout == *.* ]] && frac=${timeout#*.}000000
-  deadline=$(( ${EPOCHREALTIME/[.,]/} + 10#${sec:-0} * 1000000 + 10#${frac:0:6} ))
+  [[ $1 == *.* ]] && frac=${1#*.}000000
+  REPLY=$(( ${EPOCHREALTIME/[.,]/} + 10#${sec:-0} * 1000000 + 10#${frac:0:6} ))
+}
+
+wait_until() {
+  local timeout=$1 deadline now
+  shift
+  _lab_deadline_us "$timeout"
+  deadline=$REPLY
   while :; do
     if "$@" >/dev/null 2>&1; then return 0; fi
     now=${EPOCHREALTIME/[.,]/}
@@ -59,6 +66,22 @@ wait_until() {
       printf '[lab] wait_until: timed out after %ss: %s\n' "$timeout" "$*" >&2
       return 1
     fi
+    sleep "$LAB_POLL_INTERVAL"
+  done
+}
+
+# lab_hold SECONDS CMD...: CMD must succeed at every poll (every $LAB_POLL_INTERVAL) for
+# SECONDS: the window in which something must never happen (a takeover, a role change). Returns
+# 1 at the first poll where it fails, 0 when the window ends. LAB_HOLD_SAMPLES: the polls made.
+lab_hold() {
+  local deadline
+  _lab_deadline_us "$1"
+  deadline=$REPLY
+  shift
+  LAB_HOLD_SAMPLES=0
+  while ((${EPOCHREALTIME/[.,]/} < deadline)); do
+    "$@" || return 1
+    LAB_HOLD_SAMPLES=$((LAB_HOLD_SAMPLES + 1))
     sleep "$LAB_POLL_INTERVAL"
   done
 }
