@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "golden_file.h"
 
 namespace tandem::cli {
 namespace {
@@ -25,12 +26,8 @@ namespace fs = std::filesystem;
 
 const fs::path kAdminDir = fs::path(GOLDEN_DIR) / "admin";
 
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using cli::testing::expectGoldenText;
+using cli::testing::readFile;
 
 const std::set<std::string>& knownCases() {
   static const std::set<std::string> cases = {"move-ok",
@@ -100,11 +97,7 @@ void expectGolden(const std::string& name) {
       runAdmin(call, [&daemon](ipc::RequestId id, const json& body) { return daemon(id, body); });
   std::string got = transcript(renderAdmin(call, answer, input["json"].get<bool>()), daemon.asked);
   const fs::path expected = kAdminDir / (name + ".txt");
-  if (std::getenv("TANDEM_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(expected, std::ios::binary) << got;
-    return;
-  }
-  EXPECT_EQ(got, readFile(expected)) << "golden file " << expected;
+  expectGoldenText(got, expected);
 }
 
 TEST(AdminGoldenTest, MoveToAKnownNodeAsksStatusThenMoves) { expectGolden("move-ok"); }

@@ -16,17 +16,12 @@
 #include <string_view>
 #include <vector>
 
+#include "golden_file.h"
+
 namespace tandem::cli::testing {
 
 inline std::filesystem::path golden(const std::string& file) {
   return std::filesystem::path(GOLDEN_DIR) / file;
-}
-
-inline std::string readFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 struct Outcome {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "commands.h"
+#include "golden_file.h"
 #include "ipc/protocol.h"
 
 namespace tandem::cli {
@@ -22,12 +23,8 @@ namespace fs = std::filesystem;
 
 fs::path golden(const std::string& file) { return fs::path(GOLDEN_DIR) / "ipvs" / file; }
 
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using cli::testing::expectGoldenText;
+using cli::testing::readFile;
 
 void expectGolden(const std::string& name) {
   json answer = json::parse(readFile(golden(name + ".json")));
@@ -35,11 +32,7 @@ void expectGolden(const std::string& name) {
   EXPECT_EQ(output.exit_code, kExitOk);
   EXPECT_EQ(output.err, "");
   const fs::path expected_path = golden(name + ".txt");
-  if (std::getenv("TANDEM_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(expected_path, std::ios::binary) << output.out;
-    return;
-  }
-  EXPECT_EQ(output.out, readFile(expected_path)) << "golden file " << expected_path;
+  expectGoldenText(output.out, expected_path);
 }
 
 TEST(IpvsGoldenTest, NatAndDrServicesShowWeightsHealthConnectionsAndRates) {

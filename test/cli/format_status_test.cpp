@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "commands.h"
+#include "golden_file.h"
 
 namespace tandem::cli {
 namespace {
@@ -25,12 +26,8 @@ constexpr std::string_view kGoldenDir = GOLDEN_DIR;
 
 fs::path golden(const std::string& file) { return fs::path(kGoldenDir) / file; }
 
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using cli::testing::expectGoldenText;
+using cli::testing::readFile;
 
 // The cases below, so that a golden file without a test (or the reverse) is noticed.
 const std::set<std::string>& knownCases() {
@@ -48,11 +45,7 @@ void expectGolden(const std::string& name) {
   EXPECT_EQ(output.exit_code, kExitOk);
   EXPECT_EQ(output.err, "");
   const fs::path expected_path = golden(name + ".txt");
-  if (std::getenv("TANDEM_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(expected_path, std::ios::binary) << output.out;
-    return;
-  }
-  EXPECT_EQ(output.out, readFile(expected_path)) << "golden file " << expected_path;
+  expectGoldenText(output.out, expected_path);
 }
 
 TEST(StatusGoldenTest, TwoNodeClusterShowsTheActiveAndTheBackup) { expectGolden("two-nodes"); }
