@@ -13,6 +13,8 @@
 #include <cstring>
 #include <optional>
 
+#include "netlink/netlink_ack.h"
+
 namespace tandem::resources::ipvs::codec {
 namespace {
 
@@ -533,34 +535,11 @@ Result<void> decodeCtrl(const nlmsghdr* nlh, Message& m) {
 }
 
 Result<void> decodeAck(const nlmsghdr* nlh, Message& m) {
-  if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(nlmsgerr)) {
-    return fail(ErrorCode::kParse, "NLMSG_ERROR shorter than its nlmsgerr");
-  }
-  const auto* e = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(nlh));
+  auto ack = netlink::decodeAck(nlh);
+  if (!ack) return fail(ack.error());
   m.kind = Message::Kind::kAck;
-  // An errno is 0..4095 (MAX_ERRNO); anything else is not the kernel's (and INT_MIN would
-  // not even negate).
-  if (e->error > 0 || e->error < -4095) {
-    return fail(ErrorCode::kParse, "NLMSG_ERROR with an error outside -4095..0");
-  }
-  m.error = -e->error;
-  if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) == 0) return {};
-  size_t offset = sizeof(nlmsgerr);
-  if ((nlh->nlmsg_flags & NLM_F_CAPPED) == 0) {
-    if (e->msg.nlmsg_len < sizeof(nlmsghdr)) return fail(ErrorCode::kParse, "bad echoed request");
-    offset += MNL_ALIGN(e->msg.nlmsg_len) - sizeof(nlmsghdr);
-  }
-  if (MNL_NLMSG_HDRLEN + offset > nlh->nlmsg_len) {
-    return fail(ErrorCode::kParse, "NLMSG_ERROR shorter than its echoed request");
-  }
-  bool ok = forEachAttr(mnl_nlmsg_get_payload_offset(nlh, offset), mnl_nlmsg_get_payload_tail(nlh),
-                        [&](const nlattr* a) {
-                          if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG) {
-                            m.kernel_message = stringOf(a);
-                          }
-                          return true;
-                        });
-  if (!ok) return fail(ErrorCode::kParse, "malformed extended ack");
+  m.error = ack->error;
+  m.kernel_message = std::move(ack->kernel_message);
   return {};
 }
 
