@@ -1,15 +1,10 @@
 #include "cluster/cluster_node.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <fstream>
 #include <sstream>
 
 #include "cluster/udp_link.h"
-#include "config/file_system.h"
-#include "core/state_file_resource.h"
 
 namespace tandem::cluster {
 
@@ -52,9 +47,11 @@ wire::Heartbeat toWire(const election::Heartbeat& hb) {
 }
 
 // "ACTIVE 7": the role and epoch a restarted daemon finds under /run.
-election::Startup readStartup(const std::string& role_file) {
+election::Startup readStartup(const StateFiles& files, const std::string& role_file) {
   election::Startup st;
-  std::ifstream in(role_file);
+  auto text = files.read(role_file);
+  if (!text || !*text) return st;
+  std::istringstream in(**text);
   std::string role;
   uint64_t epoch = 0;
   if (in >> role >> epoch) {
@@ -66,9 +63,8 @@ election::Startup readStartup(const std::string& role_file) {
 
 }  // namespace
 
-Result<wire::KeyRing> loadKeyRing(const config::Config& cfg) {
+Result<wire::KeyRing> loadKeyRing(const config::Config& cfg, const config::FileSystem& fs) {
   wire::KeyRing ring;
-  config::PosixFileSystem fs;
   for (const config::AuthKey& k : cfg.cluster.keys) {
     std::string path = cfg.keyPath(k);
     auto text = fs.readFile(path, 4096);
@@ -85,20 +81,10 @@ Result<wire::KeyRing> loadKeyRing(const config::Config& cfg) {
   return ring;
 }
 
-Result<std::unique_ptr<ClusterNode>> ClusterNode::create(
-    NodeEnv env, const config::Config& cfg, std::string self,
-    std::vector<std::unique_ptr<resources::Resource>> resources) {
-  const config::Node* me = cfg.findNode(self);
-  if (!me) {
-    return fail(ErrorCode::kInvalidArgument,
-                "this node is \"" + self + "\", which is not a [[node]] in " + cfg.source +
-                    "; name the node as corosync.conf does, or start tandemd with --node");
-  }
-  auto keys = loadKeyRing(cfg);
-  if (!keys) return fail(keys.error());
+election::CoreConfig coreConfig(const config::Config& cfg, const std::string& self) {
   election::CoreConfig cc;
   cc.self = self;
-  cc.priority = me->priority;
+  if (const config::Node* me = cfg.findNode(self)) cc.priority = me->priority;
   for (const auto& n : cfg.nodes) {
     if (n.name != self) cc.peers[n.name] = n.priority;
   }
@@ -106,61 +92,130 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::create(
   cc.dead_time = cfg.cluster.dead_time;
   cc.policy = election::Policy{cfg.cluster.failback, cfg.cluster.failback_delay};
   cc.fencing = cfg.cluster.fence.command.has_value();
-  election::Startup st = readStartup(env.state_dir + "/role");
+  return cc;
+}
+
+Result<std::unique_ptr<ClusterNode>> ClusterNode::create(NodeEnv env, const config::Config& cfg,
+                                                         std::string self,
+                                                         resources::ResourceChain::List resources) {
+  const config::Node* me = cfg.findNode(self);
+  if (!me) {
+    return fail(ErrorCode::kInvalidArgument,
+                "this node is \"" + self + "\", which is not a [[node]] in " + cfg.source +
+                    "; name the node as corosync.conf does, or start tandemd with --node");
+  }
+  static PosixStateFiles posix_state;
+  static config::PosixFileSystem posix_files;
+  if (env.state_files == nullptr) env.state_files = &posix_state;
+  if (env.files == nullptr) env.files = &posix_files;
+  auto keys = loadKeyRing(cfg, *env.files);
+  if (!keys) return fail(keys.error());
+  election::Startup st = readStartup(*env.state_files, env.state_dir + "/role");
   for (const auto& r : resources) st.resources_present = st.resources_present || r->present();
 
-  std::unique_ptr<ClusterNode> node(new ClusterNode(
-      std::move(env), cfg, std::move(self), std::move(*keys), cc, st, std::move(resources)));
+  std::unique_ptr<ClusterNode> node(new ClusterNode(std::move(env), cfg, self, std::move(*keys),
+                                                    coreConfig(cfg, self), st,
+                                                    std::move(resources)));
   uint16_t port = node->env_.udp_port.value_or(cfg.cluster.heartbeat_port);
   ClusterNode* raw = node.get();
-  auto udp = UdpLink::open(
-      node->dispatcher_, port,
-      [raw](std::span<const uint8_t> f, const IpAddress&) { raw->onFrame(f, "udp"); });
+  FrameLink::OnFrame on_frame = [raw](std::span<const uint8_t> f, const IpAddress&) {
+    raw->onFrame(f, "udp");
+  };
+  auto udp = node->env_.make_link ? node->env_.make_link(port, std::move(on_frame))
+                                  : [&]() -> Result<std::unique_ptr<FrameLink>> {
+    auto u = UdpLink::open(node->dispatcher_, port, std::move(on_frame));
+    if (!u) return fail(u.error());
+    return std::unique_ptr<FrameLink>(std::move(*u));
+  }();
   if (!udp) return fail(udp.error());
   node->udp_ = std::move(*udp);
+  node->applyPeers(cfg);
+  node->resuming_ = st.was_active && st.resources_present;
+  if (auto t = node->openTiebreaker(cfg); !t) return fail(t.error());
+  return node;
+}
+
+void ClusterNode::applyPeers(const config::Config& cfg) {
+  const uint16_t port = udp_->port();
   std::vector<Endpoint> peers;
+  peer_nodeids_.clear();
   for (const auto& n : cfg.nodes) {
-    if (n.name == node->self_) continue;
+    if (n.name == self_) continue;
     std::optional<IpAddress> addr = n.address;
-    for (const auto& e : node->env_.nodelist) {
+    for (const auto& e : env_.nodelist) {
       if (e.name == n.name) {
-        node->peer_nodeids_[n.name] = e.nodeid;
+        peer_nodeids_[n.name] = e.nodeid;
         if (!addr) addr = IpAddress::parse(e.ring0_addr);
       }
     }
     if (!addr) {
-      node->env_.log(
-          Severity::kWarning,
-          "no address for peer node=" + n.name +
-              "; fast heartbeats to it are off, only CPG carries them (set node.address)");
+      env_.log(Severity::kWarning,
+               "no address for peer node=" + n.name +
+                   "; fast heartbeats to it are off, only CPG carries them (set node.address)");
       continue;
     }
     peers.push_back(Endpoint{*addr, port});
   }
-  node->udp_->setPeers(std::move(peers));
-  node->resuming_ = st.was_active && st.resources_present;
-  if (!cfg.cluster.tiebreaker.targets.empty()) {
-    if (!node->env_.make_echo) {
-      return fail(ErrorCode::kInvalidArgument,
-                  "[cluster.tiebreaker] is configured but this tandemd has no echo transport");
-    }
-    auto pinger = ping::Pinger::create(
-        node->dispatcher_, cfg.cluster.tiebreaker, node->env_.incarnation, node->env_.make_echo,
-        [raw](const ping::ReachChange& c) { raw->onReach(c); },
-        // A peer on the same link is heard again within
-        // dead_time; leaving FAULT before that would take over
-        // beside it.
-        cfg.cluster.dead_time);
-    if (!pinger) return fail(pinger.error());
-    node->pinger_ = std::move(*pinger);
+  udp_->setPeers(std::move(peers));
+  wire::NodeSet names;
+  for (const auto& n : cfg.nodes) {
+    if (n.name != self_) names.insert(n.name);
   }
-  return node;
+  receiver_.setPeers(std::move(names));
+}
+
+Result<void> ClusterNode::openTiebreaker(const config::Config& cfg) {
+  pinger_.reset();
+  if (cfg.cluster.tiebreaker.targets.empty()) return {};
+  if (!env_.make_echo) {
+    return fail(ErrorCode::kInvalidArgument,
+                "[cluster.tiebreaker] is configured but this tandemd has no echo transport");
+  }
+  auto pinger = ping::Pinger::create(
+      dispatcher_, cfg.cluster.tiebreaker, env_.incarnation, env_.make_echo,
+      [this](const ping::ReachChange& c) { onReach(c); },
+      // A peer on the same link is heard again within dead_time; leaving FAULT before that
+      // would take over beside it.
+      cfg.cluster.dead_time);
+  if (!pinger) return fail(pinger.error());
+  pinger_ = std::move(*pinger);
+  return {};
+}
+
+void ClusterNode::reconfigure(const config::Config& cfg, wire::KeyRing keys) {
+  const config::Cluster old = cluster_cfg_;
+  keys_ = std::move(keys);
+  cluster_cfg_ = cfg.cluster;
+  applyPeers(cfg);
+  if (!(old.tiebreaker == cfg.cluster.tiebreaker)) {
+    if (auto t = openTiebreaker(cfg); !t) {
+      env_.log(Severity::kError, "tiebreaker not started after reload: " + t.error().message);
+      handle(core_.onLocalHealth(now(), 1000, true));
+    } else if (pinger_) {
+      // As at start: unproven until the first round is decided.
+      handle(core_.onLocalHealth(now(), 0, false));
+      pinger_->start();
+    } else {
+      handle(core_.onLocalHealth(now(), 1000, true));
+    }
+  }
+  handle(core_.onReconfigure(now(), coreConfig(cfg, self_)));
+  // New timers take effect from the next beat; a shorter one should not wait for the old.
+  if (old.heartbeat_interval != cluster_cfg_.heartbeat_interval) beat_timer_->arm(Millis(0));
+  if (old.group_heartbeat_interval != cluster_cfg_.group_heartbeat_interval) {
+    group_timer_->arm(Millis(0));
+  }
+}
+
+void ClusterNode::setResources(resources::ResourceChain::List resources) {
+  chain_.replace(std::move(resources), [this](Result<void> r) {
+    if (!r) handle(core_.onResourceFailed(now(), r.error().message));
+  });
 }
 
 ClusterNode::ClusterNode(NodeEnv env, const config::Config& cfg, std::string self,
                          wire::KeyRing keys, election::CoreConfig core_cfg,
-                         election::Startup startup,
-                         std::vector<std::unique_ptr<resources::Resource>> resources)
+                         election::Startup startup, resources::ResourceChain::List resources)
     : dispatcher_(env.dispatcher),
       env_(std::move(env)),
       cluster_(cfg.cluster.name),
@@ -204,7 +259,9 @@ ClusterNode::~ClusterNode() {
 }
 
 Result<void> ClusterNode::start() {
-  ::mkdir(env_.state_dir.c_str(), 0755);
+  if (auto made = env_.state_files->makeDirectory(env_.state_dir); !made) {
+    env_.log(Severity::kWarning, "cannot create the state directory: " + made.error().message);
+  }
   auto bus = env_.make_bus(*this);
   if (!bus) return fail(bus.error());
   bus_ = std::move(*bus);
@@ -239,10 +296,13 @@ void ClusterNode::clearFailures() { handle(core_.onClearFailures(now())); }
 
 void ClusterNode::move(const std::string& target) {
   // The wall clock orders moves made on different nodes; a counter breaks ties within one.
-  auto wall =
-      std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  move_generation_ = std::max(move_generation_ + 1, static_cast<uint64_t>(wall));
+  const uint64_t wall =
+      env_.wall_clock
+          ? env_.wall_clock()
+          : static_cast<uint64_t>(std::chrono::duration_cast<Millis>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count());
+  move_generation_ = std::max(move_generation_ + 1, wall);
   move_generation_ = std::max(move_generation_, core_.heartbeat().move_generation + 1);
   handle(core_.onMove(now(), target, move_generation_));
 }
@@ -304,6 +364,11 @@ void ClusterNode::handle(const election::Actions& actions) {
     }
   }
   armDeadline();
+  // Once per role reached: a nested handle() (a resource that answered at once) reports first.
+  if (core_.role() != reported_role_) {
+    reported_role_ = core_.role();
+    if (env_.on_role) env_.on_role(reported_role_);
+  }
 }
 
 void ClusterNode::armDeadline() {
@@ -377,8 +442,8 @@ void ClusterNode::runFence(const std::string& peer) {
 }
 
 void ClusterNode::persistRole(const std::string& role) {
-  auto r = resources::writeFileAtomically(
-      env_.state_dir + "/role", role + " " + std::to_string(core_.heartbeat().epoch) + "\n");
+  auto r = env_.state_files->write(env_.state_dir + "/role",
+                                   role + " " + std::to_string(core_.heartbeat().epoch) + "\n");
   if (!r) env_.log(Severity::kWarning, "cannot persist the role: " + r.error().message);
 }
 

@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "cluster/frame_link.h"
+#include "common/state_files.h"
 #include "config/config.h"
+#include "config/file_system.h"
 #include "core/resource_chain.h"
 #include "corosync/group_bus.h"
 #include "corosync/nodelist.h"
@@ -21,8 +24,6 @@
 #include "wire/sealer.h"
 
 namespace tandem::cluster {
-
-class UdpLink;
 
 enum class Severity { kError, kWarning, kNotice, kInfo, kDebug };
 using LogSink = std::function<void(Severity, const std::string&)>;
@@ -41,6 +42,16 @@ struct NodeEnv {
   // Opens the tiebreaker's echo transport (raw ICMP sockets in production); needed only with
   // [cluster.tiebreaker].
   ping::MakeEchoTransport make_echo;
+  // Opens the fast heartbeat path on a port (UdpLink in production).
+  std::function<Result<std::unique_ptr<FrameLink>>(uint16_t port, FrameLink::OnFrame)> make_link;
+  // The role and holder files (PosixStateFiles in production).
+  StateFiles* state_files = nullptr;
+  // The key files (PosixFileSystem in production).
+  const config::FileSystem* files = nullptr;
+  // Milliseconds since the epoch, for operator moves; unset: the system clock.
+  std::function<uint64_t()> wall_clock;
+  // Told every role change, after the node's own handling of it.
+  std::function<void(election::Role)> on_role;
 };
 
 // One director's part in the cluster: the pure ClusterCore driven from the loop. Heartbeats go
@@ -53,11 +64,19 @@ class ClusterNode final : public corosync::GroupBusListener {
   // says what to fix (a key file, a busy port, a node missing from the config).
   [[nodiscard]] static Result<std::unique_ptr<ClusterNode>> create(
       NodeEnv env, const config::Config& cfg, std::string self,
-      std::vector<std::unique_ptr<resources::Resource>> resources);
+      resources::ResourceChain::List resources);
   ~ClusterNode() override;
 
   // Joins the group and begins heartbeating.
   [[nodiscard]] Result<void> start();
+
+  // A reload: keys (loaded by the caller with loadKeyRing, so that a bad key file refuses the
+  // reload before anything changes), nodes and priorities, timers, failback, the tiebreaker
+  // and fencing. Neither the role nor the peers' replay windows are reset.
+  void reconfigure(const config::Config& cfg, wire::KeyRing keys);
+  // The resources to hold, in takeover order (a reload may add and remove some): while held,
+  // the difference is stopped and started; those that stay are not touched.
+  void setResources(resources::ResourceChain::List resources);
 
   void onQuorum(bool quorate);
   // Operator requests (from the admin channel).
@@ -85,7 +104,10 @@ class ClusterNode final : public corosync::GroupBusListener {
  private:
   ClusterNode(NodeEnv env, const config::Config& cfg, std::string self, wire::KeyRing keys,
               election::CoreConfig core_cfg, election::Startup startup,
-              std::vector<std::unique_ptr<resources::Resource>> resources);
+              resources::ResourceChain::List resources);
+
+  [[nodiscard]] Result<void> openTiebreaker(const config::Config& cfg);
+  void applyPeers(const config::Config& cfg);
 
   void handle(const election::Actions& actions);
   void onFrame(std::span<const uint8_t> bytes, const std::string& path);
@@ -109,7 +131,7 @@ class ClusterNode final : public corosync::GroupBusListener {
   wire::FrameReceiver receiver_;
   election::ClusterCore core_;
   resources::ResourceChain chain_;
-  std::unique_ptr<UdpLink> udp_;
+  std::unique_ptr<FrameLink> udp_;
   std::unique_ptr<corosync::GroupBus> bus_;
   std::unique_ptr<loop::Timer> beat_timer_;
   std::unique_ptr<loop::Timer> group_timer_;
@@ -120,10 +142,15 @@ class ClusterNode final : public corosync::GroupBusListener {
   uint64_t move_generation_ = 0;
   // A restart that found its resources in place keeps them while the first ping round is out.
   bool resuming_ = false;
+  election::Role reported_role_ = election::Role::kInit;
   std::unique_ptr<ping::Pinger> pinger_;  // last: its callbacks use the members above
 };
 
 // Reads the configured key files into a ring (relative paths against the config's directory).
-[[nodiscard]] Result<wire::KeyRing> loadKeyRing(const config::Config& cfg);
+[[nodiscard]] Result<wire::KeyRing> loadKeyRing(const config::Config& cfg,
+                                                const config::FileSystem& files);
+
+// The election's view of the config: this node's priority, the peers', the timers, the policy.
+election::CoreConfig coreConfig(const config::Config& cfg, const std::string& self);
 
 }  // namespace tandem::cluster

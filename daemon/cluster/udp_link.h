@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "cluster/frame_link.h"
 #include "common/ip_address.h"
 #include "common/result.h"
 #include "loop/dispatcher.h"
@@ -16,24 +17,19 @@ namespace tandem::cluster {
 // heartbeat_interval. Corosync carries the same frames more slowly (a CPG message costs its
 // totem ring far more than a datagram costs the kernel), so liveness does not depend on the
 // ring and a ring stall alone cannot look like a dead peer.
-class UdpLink {
+class UdpLink final : public FrameLink {
  public:
-  using OnFrame = std::function<void(std::span<const uint8_t> frame, const IpAddress& from)>;
-
   // Binds [::]:port (dual stack) and watches it on the dispatcher.
   [[nodiscard]] static Result<std::unique_ptr<UdpLink>> open(loop::Dispatcher& dispatcher,
                                                              uint16_t port, OnFrame on_frame);
-  ~UdpLink();
+  ~UdpLink() override;
   UdpLink(const UdpLink&) = delete;
   UdpLink& operator=(const UdpLink&) = delete;
 
-  void setPeers(std::vector<Endpoint> peers) { peers_ = std::move(peers); }
-  // Sends to every peer. A peer that cannot be reached now (no route, link down) is counted,
-  // not fatal: that is what the heartbeat is there to find out.
-  void send(std::span<const uint8_t> frame);
-
-  uint64_t sendErrors() const { return send_errors_; }
-  uint16_t port() const { return port_; }
+  void setPeers(std::vector<Endpoint> peers) override { peers_ = std::move(peers); }
+  void send(std::span<const uint8_t> frame) override;
+  uint64_t sendErrors() const override { return send_errors_; }
+  uint16_t port() const override { return port_; }
 
  private:
   UdpLink(int fd, uint16_t port, OnFrame on_frame)

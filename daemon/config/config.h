@@ -20,11 +20,13 @@ enum class FailbackPolicy { kAuto, kManual, kDelayed };
 struct Command {
   std::vector<std::string> argv;  // non-empty
   bool via_shell = false;         // argv is {line} and runs under /bin/sh -c
+  bool operator==(const Command&) const = default;
 };
 
 struct AuthKey {
   uint32_t id = 1;
   std::string file;  // absolute, or resolved against the config file's directory
+  bool operator==(const AuthKey&) const = default;
 };
 
 struct Tiebreaker {
@@ -33,11 +35,13 @@ struct Tiebreaker {
   // off from everything has to know it before it would take over from its silent peer.
   Millis interval{200};
   Millis timeout{300};
+  bool operator==(const Tiebreaker&) const = default;
 };
 
 struct Fence {
   std::optional<Command> command;  // unset: no fencing
   Millis timeout{30000};
+  bool operator==(const Fence&) const = default;
 };
 
 struct Cluster {
@@ -53,6 +57,7 @@ struct Cluster {
   Millis failback_delay{0};
   Tiebreaker tiebreaker;
   Fence fence;
+  bool operator==(const Cluster&) const = default;
 };
 
 struct Node {
@@ -60,6 +65,7 @@ struct Node {
   std::optional<IpAddress> address;  // for UDP heartbeats; unset: its ring0_addr in corosync
   int priority = 100;
   std::vector<std::string> interfaces;
+  bool operator==(const Node&) const = default;
 };
 
 struct Vip {
@@ -71,6 +77,7 @@ struct Vip {
   Millis announce_second_burst{5000};  // 0: no second burst
   Millis announce_refresh{0};          // 0: no periodic refresh
   std::vector<IpAddress> verify_neighbors;
+  bool operator==(const Vip&) const = default;
 };
 
 enum class Protocol { kTcp, kUdp, kSctp };
@@ -83,6 +90,7 @@ enum class HttpMethod { kGet, kHead };
 struct StatusRange {
   int low = 200;
   int high = 399;
+  bool operator==(const StatusRange&) const = default;
 };
 
 // A health check. A real server's [check] table starts from its virtual server's and overrides
@@ -112,6 +120,7 @@ struct Check {
   std::string helo = "tandem";
   // exec
   std::optional<Command> command;
+  bool operator==(const Check&) const = default;
 };
 
 struct RealServer {
@@ -124,6 +133,7 @@ struct RealServer {
   uint16_t tunnel_port = 0;
   bool tunnel_checksum = false;
   Check check;  // resolved: the service's check with this server's overrides
+  bool operator==(const RealServer&) const = default;
 };
 
 struct VirtualServer {
@@ -144,6 +154,7 @@ struct VirtualServer {
   std::vector<RealServer> real_servers;
 
   Family family() const { return address ? address->address.family : fwmark_family; }
+  bool operator==(const VirtualServer&) const = default;
 };
 
 struct Sync {
@@ -154,6 +165,7 @@ struct Sync {
   uint16_t port = 8848;
   int ttl = 1;
   int max_message_length = 1472;
+  bool operator==(const Sync&) const = default;
 };
 
 enum class IpvsManage { kOwned, kAll };
@@ -165,16 +177,19 @@ struct Ipvs {
   Millis tcpfin_timeout{0};
   Millis udp_timeout{0};
   bool set_sysctls = false;
+  bool operator==(const Ipvs&) const = default;
 };
 
 struct Control {
   std::string group = "root";  // unix group allowed to change state through `tandem`
   std::string ipc_name = "tandem";
+  bool operator==(const Control&) const = default;
 };
 
 struct Daemon {
   std::string state_dir = "/run/tandem";
   std::string log_level = "info";
+  bool operator==(const Daemon&) const = default;
 };
 
 // A key file's path: as written when absolute (or empty), else against the directory of the

@@ -69,6 +69,33 @@ ClusterCore::ClusterCore(CoreConfig config, Time now, Startup startup)
   }
 }
 
+Actions ClusterCore::onReconfigure(Time now, CoreConfig config) {
+  now_hint_ = std::max(now_hint_, now);
+  Actions out;
+  config.self = config_.self;
+  for (auto it = peers_.begin(); it != peers_.end();) {
+    if (config.peers.count(it->first) == 0) {
+      if (lost_holder_ == it->first) lost_holder_.reset();
+      out.push_back({Action::Kind::kLog,
+                     "peer removed by reload node=" + config_.self + " peer=" + it->first});
+      it = peers_.erase(it);
+    } else {
+      it->second.configured_priority = config.peers.at(it->first);
+      ++it;
+    }
+  }
+  for (const auto& [name, priority] : config.peers) {
+    if (peers_.count(name)) continue;
+    PeerState p;
+    p.name = name;
+    p.configured_priority = priority;
+    peers_.emplace(name, p);
+  }
+  if (!config.fencing) lost_holder_.reset();
+  config_ = std::move(config);
+  return finish(now, std::move(out));
+}
+
 Actions ClusterCore::finish(Time now, Actions out) {
   evaluate(now, out);
   return out;

@@ -95,6 +95,10 @@ class ClusterCore {
   Actions onFenceResult(Time now, bool ok, const std::string& detail);
   // Lets the node take part again after a resource failure or a failed fence.
   Actions onClearFailures(Time now);
+  // A reload: this node's priority, the peers and theirs, the timers, the failback policy and
+  // fencing. A peer that stays keeps what was heard of it, a new one starts unheard, a removed
+  // one is forgotten (and no longer counts as a holder). config.self must not change.
+  Actions onReconfigure(Time now, CoreConfig config);
 
   Role role() const { return role_; }
   Heartbeat heartbeat() const;               // what to send now

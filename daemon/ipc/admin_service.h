@@ -28,6 +28,8 @@ class AdminService {
   Bytes handle(std::span<const uint8_t> request, Peer& peer);
 
   const AccessPolicy& policy() const { return policy_; }
+  // A reload changed [control] group.
+  void setPolicy(AccessPolicy policy) { policy_ = std::move(policy); }
   // For the transport's own events (a refused connection, a lost response).
   void audit(const std::string& line) const;
 

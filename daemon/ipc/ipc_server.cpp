@@ -36,7 +36,7 @@ Result<std::unique_ptr<IpcServer>> IpcServer::create(loop::Dispatcher& dispatche
 
   std::unique_ptr<IpcServer> server(new IpcServer(
       std::move(*adapter), AdminService(handler, std::move(*policy), std::move(options.audit)),
-      options.name));
+      options.name, users));
 
   qb_ipcs_service_handlers handlers{};
   handlers.connection_accept = &IpcServer::onAccept;
@@ -68,8 +68,19 @@ Result<std::unique_ptr<IpcServer>> IpcServer::create(loop::Dispatcher& dispatche
   return server;
 }
 
-IpcServer::IpcServer(std::unique_ptr<QbPollAdapter> adapter, AdminService service, std::string name)
-    : adapter_(std::move(adapter)), service_(std::move(service)), name_(std::move(name)) {}
+IpcServer::IpcServer(std::unique_ptr<QbPollAdapter> adapter, AdminService service, std::string name,
+                     const UserDb& users)
+    : adapter_(std::move(adapter)),
+      service_(std::move(service)),
+      name_(std::move(name)),
+      users_(users) {}
+
+Result<void> IpcServer::setGroup(const std::string& group) {
+  auto policy = AccessPolicy::create(users_, group);
+  if (!policy) return fail(policy.error());
+  service_.setPolicy(std::move(*policy));
+  return {};
+}
 
 IpcServer::~IpcServer() {
   // Disconnects every client (each one's context is freed in onDestroyed) and closes the

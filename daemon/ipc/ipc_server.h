@@ -38,6 +38,8 @@ class IpcServer {
   IpcServer& operator=(const IpcServer&) = delete;
 
   const std::string& name() const { return name_; }
+  // A reload changed [control] group: resolved now; a missing group changes nothing.
+  [[nodiscard]] Result<void> setGroup(const std::string& group);
   size_t connections() const { return connections_; }
 
   // Concurrent admin connections beyond this are refused: each holds a few fds, a /dev/shm
@@ -45,7 +47,8 @@ class IpcServer {
   static constexpr size_t kMaxConnections = 32;
 
  private:
-  IpcServer(std::unique_ptr<QbPollAdapter> adapter, AdminService service, std::string name);
+  IpcServer(std::unique_ptr<QbPollAdapter> adapter, AdminService service, std::string name,
+            const UserDb& users);
 
   static int32_t onAccept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid);
   static void onCreated(qb_ipcs_connection_t* c);
@@ -58,6 +61,7 @@ class IpcServer {
   std::unique_ptr<QbPollAdapter> adapter_;
   AdminService service_;
   std::string name_;
+  const UserDb& users_;
   qb_ipcs_service_t* service_handle_ = nullptr;
   size_t connections_ = 0;
 };

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/state_files.h"
 #include "core/resource.h"
 
 namespace tandem::resources {
@@ -11,7 +12,7 @@ namespace tandem::resources {
 // knows it held them.
 class StateFileResource final : public Resource {
  public:
-  StateFileResource(std::string path, std::string node);
+  StateFileResource(StateFiles& files, std::string path, std::string node);
 
   std::string_view name() const override { return "state-file"; }
   void start(Done done) override;
@@ -20,11 +21,9 @@ class StateFileResource final : public Resource {
   bool present() const override;
 
  private:
+  StateFiles& files_;
   std::string path_;
   std::string node_;
 };
-
-// Writes contents to path atomically (temporary file, fsync, rename), mode 0644.
-Result<void> writeFileAtomically(const std::string& path, const std::string& contents);
 
 }  // namespace tandem::resources

@@ -142,9 +142,14 @@ class TiebreakerNodeTest : public ::testing::Test {
         ++incarnation_,  // a restart is a new run
         dir_ + "/" + name,
         0,
-        net_.transportFor(name)};
-    std::vector<std::unique_ptr<resources::Resource>> res;
-    res.push_back(std::make_unique<FlagResource>(&held_[name]));
+        net_.transportFor(name),
+        {},
+        nullptr,
+        nullptr,
+        {},
+        {}};
+    resources::ResourceChain::List res;
+    res.push_back(std::make_shared<FlagResource>(&held_[name]));
     auto node = ClusterNode::create(std::move(env), cfg_, name, std::move(res));
     ASSERT_TRUE(node) << node.error().message;
     ASSERT_TRUE((*node)->start());
@@ -327,7 +332,12 @@ TEST_F(TiebreakerNodeTest, AnEchoTransportThatCannotOpenFailsTheStartClearly) {
                 return fail(ErrorCode::kPermissionDenied,
                             "cannot open a raw ICMP socket for [cluster.tiebreaker]: Operation "
                             "not permitted");
-              }};
+              },
+              {},
+              nullptr,
+              nullptr,
+              {},
+              {}};
   auto node = ClusterNode::create(std::move(env), cfg_, "a", {});
   ASSERT_FALSE(node);
   EXPECT_NE(node.error().message.find("[cluster.tiebreaker]"), std::string::npos);

@@ -39,9 +39,9 @@ constexpr auto kPatience = 15s;
 constexpr char kGood[] =
     "[cluster]\nname = \"t\"\n[[cluster.key]]\nid = 1\nfile = \"authkey\"\n"
     "[[node]]\nname = \"a\"\ninterfaces = [\"eth0\"]\n";
-constexpr char kGoodRenamed[] =
-    "[cluster]\nname = \"u\"\n[[cluster.key]]\nid = 1\nfile = \"authkey\"\n"
-    "[[node]]\nname = \"a\"\ninterfaces = [\"eth0\"]\n";
+constexpr char kGoodReprioritised[] =
+    "[cluster]\nname = \"t\"\n[[cluster.key]]\nid = 1\nfile = \"authkey\"\n"
+    "[[node]]\nname = \"a\"\npriority = 150\ninterfaces = [\"eth0\"]\n";
 constexpr char kBroken[] =
     "[cluster]\nname = \"t\"\n[[cluster.key]]\nid = 1\nfile = \"authkey\"\n"
     "[[node]]\nname = \"a\"\npriority = \"high\"\ninterfaces = [\"eth0\"]\n";
@@ -322,13 +322,14 @@ TEST_F(TandemdProcessTest, HupWithABrokenConfigIsRejectedAndTheDaemonKeepsRunnin
   EXPECT_NE(log.find("config reload rejected"), std::string::npos) << log;
 
   // The daemon still reloads once the file is fixed.
-  writeFile(config_, conf(kGoodRenamed));
+  writeFile(config_, conf(kGoodReprioritised));
   ASSERT_EQ(::kill(pid, SIGHUP), 0);
   auto accepted = receiveUntil(
       [](const std::string& m) { return hasLine(m, "READY=1") && !hasLine(m, "RELOADING=1"); },
       Clock::now() + kPatience);
   ASSERT_TRUE(accepted);
-  EXPECT_EQ(valueOf(*accepted, "STATUS"), "Running config generation 2: cluster u, 1 node");
+  EXPECT_EQ(valueOf(*accepted, "STATUS"),
+            "Running config generation 2: cluster t, 1 node (reloaded: nodes)");
 
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
   EXPECT_TRUE(receiveLine("STOPPING=1"));

@@ -5,13 +5,13 @@
 #include <string_view>
 #include <vector>
 
-#include "tandemd/notifier.h"
+#include "platform/notifier.h"
 
 namespace tandem::fakes {
 
 // Records what the daemon tells the service manager, one message per notify() call, each
 // split into its VAR=value assignments the way systemd reads them.
-class FakeNotifier final : public tandemd::Notifier {
+class FakeNotifier final : public platform::Notifier {
  public:
   using Message = std::map<std::string, std::string>;
 

@@ -154,5 +154,92 @@ TEST_F(ResourceChainTest, ABusyChainRefusesASecondStart) {
   EXPECT_EQ(results_.back(), "ok");
 }
 
+// A reload hands the chain a new list: what left is stopped (in reverse), what joined is started
+// (in order), what stayed is not touched.
+class ChainReplaceTest : public ResourceChainTest {
+ protected:
+  std::shared_ptr<ScriptedResource> extra(const char* name) {
+    auto r = std::make_shared<ScriptedResource>(name, journal_);
+    extras_.push_back(r);
+    return r;
+  }
+  ResourceChain::List listOf(std::vector<std::shared_ptr<Resource>> v) { return v; }
+  std::shared_ptr<Resource> at(size_t i) { return chain_->resources().at(i); }
+  std::vector<std::shared_ptr<ScriptedResource>> extras_;
+};
+
+TEST_F(ChainReplaceTest, WhileHeldItStopsWhatLeftAndStartsWhatJoinedAndNothingElse) {
+  chain_->startAll(record());
+  journal_.clear();
+  auto d = extra("d");
+  auto e = extra("e");
+  // a stays, b leaves, c stays, d and e join (d between a and c).
+  chain_->replace(listOf({at(0), d, at(2), e}), record());
+  EXPECT_EQ(journal_, (std::vector<std::string>{"stop b", "start d", "start e"}));
+  EXPECT_EQ(results_, (std::vector<std::string>{"ok", "ok"}));
+  journal_.clear();
+  chain_->stopAll(record());
+  EXPECT_EQ(journal_, (std::vector<std::string>{"stop e", "stop c", "stop d", "stop a"}));
+}
+
+TEST_F(ChainReplaceTest, WhileNotHeldItOnlySwapsTheList) {
+  auto d = extra("d");
+  chain_->replace(listOf({d}), record());
+  EXPECT_TRUE(journal_.empty());
+  chain_->startAll(record());
+  EXPECT_EQ(journal_, (std::vector<std::string>{"start d"}));
+}
+
+TEST_F(ChainReplaceTest, DuringAStartItWaitsAndThenAppliesTheDifference) {
+  res_[1]->manual = true;
+  chain_->startAll(record());
+  auto d = extra("d");
+  chain_->replace(listOf({at(0), at(1), at(2), d}), record());
+  EXPECT_EQ(journal_, (std::vector<std::string>{"start a", "start b"}));
+  res_[1]->manual = false;
+  res_[1]->answer();
+  EXPECT_EQ(journal_, (std::vector<std::string>{"start a", "start b", "start c", "start d"}));
+  EXPECT_EQ(results_, (std::vector<std::string>{"ok", "ok"}));
+}
+
+TEST_F(ChainReplaceTest, AResourceThatLeftLivesUntilItIsStopped) {
+  chain_->startAll(record());
+  std::weak_ptr<Resource> b = at(1);
+  res_[1]->manual = true;
+  chain_->replace(listOf({at(0), at(2)}), record());
+  res_.clear();  // the test's raw pointers; the chain's step holds b now
+  ASSERT_FALSE(b.expired()) << "b is being stopped";
+  auto held = std::static_pointer_cast<ScriptedResource>(b.lock());
+  held->manual = false;
+  held->answer();
+  held.reset();
+  EXPECT_TRUE(b.expired());
+  EXPECT_EQ(results_.back(), "ok");
+}
+
+TEST_F(ChainReplaceTest, AFailedStartIsReportedAndTheRestStillRuns) {
+  chain_->startAll(record());
+  auto d = extra("d");
+  auto e = extra("e");
+  d->fail_start = true;
+  chain_->replace(listOf({at(0), at(1), at(2), d, e}), record());
+  EXPECT_EQ(results_.back(), "failed: d: d broke");
+  EXPECT_EQ(journal_.back(), "start e");
+}
+
+TEST_F(ChainReplaceTest, AStopDuringAReplaceStopsEverythingAfterIt) {
+  chain_->startAll(record());
+  auto d = extra("d");
+  d->manual = true;
+  chain_->replace(listOf({at(0), d}), record());
+  chain_->stopAll(record());
+  d->manual = false;
+  d->answer();
+  EXPECT_EQ(journal_, (std::vector<std::string>{"start a", "start b", "start c", "stop c", "stop b",
+                                                "start d", "stop d", "stop a"}));
+  EXPECT_FALSE(chain_->holding());
+  EXPECT_FALSE(chain_->busy());
+}
+
 }  // namespace
 }  // namespace tandem::resources

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 namespace tandem::resources {
@@ -26,6 +27,7 @@ class StateFileTest : public ::testing::Test {
     std::getline(in, s);
     return s;
   }
+  PosixStateFiles files_;
   std::string dir_, path_;
 };
 
@@ -36,7 +38,7 @@ Result<void> run(void (Resource::*op)(Done), Resource& r) {
 }
 
 TEST_F(StateFileTest, StartWritesTheNodeAndStopRemovesIt) {
-  StateFileResource r(path_, "lb1");
+  StateFileResource r(files_, path_, "lb1");
   EXPECT_FALSE(r.present());
   ASSERT_TRUE(run(&Resource::start, r));
   EXPECT_TRUE(r.present());
@@ -47,7 +49,7 @@ TEST_F(StateFileTest, StartWritesTheNodeAndStopRemovesIt) {
 }
 
 TEST_F(StateFileTest, MonitorRestoresAFileRemovedBehindItsBack) {
-  StateFileResource r(path_, "lb1");
+  StateFileResource r(files_, path_, "lb1");
   ASSERT_TRUE(run(&Resource::start, r));
   ::unlink(path_.c_str());
   ASSERT_TRUE(run(&Resource::monitor, r));
@@ -55,7 +57,7 @@ TEST_F(StateFileTest, MonitorRestoresAFileRemovedBehindItsBack) {
 }
 
 TEST_F(StateFileTest, AnUnwritableDirectoryIsAnErrorThatNamesThePath) {
-  StateFileResource r("/nonexistent-dir/holder", "lb1");
+  StateFileResource r(files_, "/nonexistent-dir/holder", "lb1");
   Result<void> res = run(&Resource::start, r);
   ASSERT_FALSE(res);
   EXPECT_NE(res.error().message.find("/nonexistent-dir/holder"), std::string::npos);
@@ -63,3 +65,52 @@ TEST_F(StateFileTest, AnUnwritableDirectoryIsAnErrorThatNamesThePath) {
 
 }  // namespace
 }  // namespace tandem::resources
+
+namespace tandem {
+namespace {
+
+class AtomicWriteTest : public ::testing::Test {
+ protected:
+  AtomicWriteTest() {
+    char tmpl[] = "/tmp/tandem-atomic-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  ~AtomicWriteTest() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(AtomicWriteTest, ReplacesTheWholeFileAndLeavesNoTemporary) {
+  const std::string path = dir_ + "/role";
+  ASSERT_TRUE(writeFileAtomically(path, "ACTIVE 7\n"));
+  ASSERT_TRUE(writeFileAtomically(path, "BACKUP 8\n"));
+  PosixStateFiles files;
+  auto read = files.read(path);
+  ASSERT_TRUE(read && *read);
+  EXPECT_EQ(**read, "BACKUP 8\n");
+  EXPECT_FALSE(files.exists(path + ".tmp"));
+}
+
+TEST_F(AtomicWriteTest, APlantedLinkAtTheTemporaryIsNotWrittenThrough) {
+  const std::string path = dir_ + "/role";
+  const std::string victim = dir_ + "/victim";
+  { std::ofstream(victim) << "precious"; }
+  ASSERT_EQ(::symlink(victim.c_str(), (path + ".tmp").c_str()), 0);
+  ASSERT_TRUE(writeFileAtomically(path, "ACTIVE 1\n"));
+  std::ifstream in(victim);
+  std::string s;
+  std::getline(in, s);
+  EXPECT_EQ(s, "precious");
+}
+
+TEST_F(AtomicWriteTest, ReadingAMissingFileIsNotAnError) {
+  PosixStateFiles files;
+  auto read = files.read(dir_ + "/absent");
+  ASSERT_TRUE(read);
+  EXPECT_FALSE(*read);
+  EXPECT_TRUE(files.remove(dir_ + "/absent"));
+  ASSERT_TRUE(files.makeDirectory(dir_ + "/a/b"));
+  EXPECT_TRUE(files.exists(dir_ + "/a/b"));
+}
+
+}  // namespace
+}  // namespace tandem

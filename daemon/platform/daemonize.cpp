@@ -1,4 +1,4 @@
-#include "tandemd/daemonize.h"
+#include "platform/daemonize.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
-namespace tandem::tandemd {
+namespace tandem::platform {
 
 DetachedProcess::~DetachedProcess() {
   if (report_fd_ >= 0) ::close(report_fd_);
@@ -69,4 +69,4 @@ Result<DetachedProcess> daemonize() {
   return DetachedProcess(fds[1]);
 }
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::platform

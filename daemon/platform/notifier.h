@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-namespace tandem::tandemd {
+namespace tandem::platform {
 
 // The service manager's readiness protocol (sd_notify(3)). One call sends one message of
 // newline-separated VAR=value assignments, so READY=1 and its STATUS= arrive together.
@@ -13,4 +13,4 @@ class Notifier {
   virtual void notify(std::string_view state) = 0;
 };
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::platform

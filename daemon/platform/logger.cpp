@@ -1,9 +1,9 @@
-#include "tandemd/logger.h"
+#include "platform/logger.h"
 
 #include <array>
 #include <utility>
 
-namespace tandem::tandemd {
+namespace tandem::platform {
 
 namespace {
 
@@ -31,4 +31,4 @@ std::string_view logLevelName(LogLevel level) {
   return "?";
 }
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::platform

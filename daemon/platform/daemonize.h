@@ -2,7 +2,7 @@
 
 #include "common/result.h"
 
-namespace tandem::tandemd {
+namespace tandem::platform {
 
 // The daemon's end of the pipe to the process the user started, which waits on it.
 class DetachedProcess {
@@ -31,4 +31,4 @@ class DetachedProcess {
 // `tandemd && echo started` means what it says.
 [[nodiscard]] Result<DetachedProcess> daemonize();
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::platform

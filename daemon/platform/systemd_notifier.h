@@ -4,10 +4,10 @@
 #include <string_view>
 
 #include "common/duration.h"
-#include "tandemd/logger.h"
-#include "tandemd/notifier.h"
+#include "platform/logger.h"
+#include "platform/notifier.h"
 
-namespace tandem::tandemd {
+namespace tandem::platform {
 
 // Notifier over sd_notify(3): a datagram to $NOTIFY_SOCKET, nothing when it is unset.
 class SystemdNotifier final : public Notifier {
@@ -24,4 +24,4 @@ class SystemdNotifier final : public Notifier {
   bool failure_logged_ = false;  // a dead socket would otherwise log on every watchdog ping
 };
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::platform

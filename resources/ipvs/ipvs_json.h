@@ -8,7 +8,7 @@
 #include "ipvs/ipvs_model.h"
 
 // The ipvs answer of protocol.h from a dumped table and the running config. Pure.
-namespace tandem::tandemd {
+namespace tandem::resources::ipvs {
 
 struct IpvsView {
   bool in_sync = false;
@@ -18,7 +18,7 @@ struct IpvsView {
 // Each service with its destinations and counters, in the table's order. What tandem knows
 // comes from cfg: a service's name and whether it is managed, each real server's health ("up"
 // when it has no check, "unknown" while checks do not run, "fallback" for the sorry server).
-nlohmann::json ipvsJson(const resources::ipvs::Table& table, const config::Config& cfg,
+nlohmann::json ipvsJson(const Table& table, const config::Config& cfg,
                         const IpvsView& view);
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::resources::ipvs

@@ -1,22 +1,21 @@
-// The Daemon on simulated time: a fake service manager, a fake log and an in-memory file
-// system. Nothing here sleeps; the watchdog is checked by moving the simulated clock.
-#include "tandemd/daemon.h"
+// The director as a process, without a cluster, on simulated time: a fake service manager, a fake
+// log and an in-memory file system. Nothing here sleeps; the watchdog is checked by moving the
+// simulated clock.
+#include "director/director.h"
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
-#include "fakes/fake_file_system.h"
-#include "fakes/fake_logger.h"
-#include "fakes/fake_notifier.h"
-#include "fakes/sim_dispatcher.h"
+#include "director/fake_platform.h"
 
-namespace tandem::tandemd {
+namespace tandem::director {
 namespace {
 
 using namespace std::chrono_literals;
 using fakes::FakeNotifier;
+using platform::LogLevel;
 
 constexpr char kPath[] = "/etc/tandem/tandem.conf";
 constexpr char kKeyPath[] = "/etc/tandem/authkey";
@@ -26,10 +25,15 @@ constexpr char kGood[] =
     "[[node]]\nname = \"a\"\ninterfaces = [\"eth0\"]\n";
 
 constexpr char kGoodTwoNodes[] =
-    "[cluster]\nname = \"u\"\n[[cluster.key]]\nid = 1\nfile = \"authkey\"\n"
+    "[cluster]\nname = \"t\"\n[[cluster.key]]\nid = 1\nfile = \"authkey\"\n"
     "[[node]]\nname = \"a\"\ninterfaces = [\"eth0\"]\n"
     "[[node]]\nname = \"b\"\ninterfaces = [\"eth0\"]\n"
     "[daemon]\nlog_level = \"debug\"\n";
+
+// As kGoodTwoNodes, but for another cluster: a reload cannot rename the cluster.
+constexpr char kRenamed[] =
+    "[cluster]\nname = \"u\"\n[[cluster.key]]\nid = 1\nfile = \"authkey\"\n"
+    "[[node]]\nname = \"a\"\ninterfaces = [\"eth0\"]\n";
 
 // Two errors: a string priority and a string where a list of interfaces belongs.
 constexpr char kBroken[] =
@@ -48,18 +52,19 @@ class DaemonTest : public ::testing::Test {
     files_.write(kPath, kGood);
   }
 
-  Daemon& makeDaemon(std::optional<Millis> watchdog = std::nullopt,
-                     std::optional<int> main_pid = std::nullopt) {
-    DaemonOptions options;
+  Director& makeDaemon(std::optional<Millis> watchdog = std::nullopt,
+                       std::optional<int> main_pid = std::nullopt) {
+    DirectorOptions options;
     options.config_path = kPath;
     options.watchdog_period = watchdog;
     options.main_pid = main_pid;
-    daemon_ = std::make_unique<Daemon>(sim_, notifier_, logger_, files_, options);
+    options.with_cluster = false;
+    daemon_ = std::make_unique<Director>(platform_, options);
     return *daemon_;
   }
 
-  Daemon& startDaemon(std::optional<Millis> watchdog = std::nullopt) {
-    Daemon& d = makeDaemon(watchdog);
+  Director& startDaemon(std::optional<Millis> watchdog = std::nullopt) {
+    Director& d = makeDaemon(watchdog);
     auto started = d.start();
     EXPECT_TRUE(started.has_value()) << (started ? "" : started.error().message);
     return d;
@@ -69,14 +74,17 @@ class DaemonTest : public ::testing::Test {
 
   // Declared first so that it outlives the daemon's timers and watches.
   fakes::SimDispatcher sim_;
-  FakeNotifier notifier_;
-  fakes::FakeLogger logger_;
-  fakes::FakeFileSystem files_;
-  std::unique_ptr<Daemon> daemon_;
+  fakes::FakeWorld world_{sim_};
+  fakes::FakePlatform platform_{world_, "a", 1, *IpAddress::parse("198.51.100.1"), {}};
+  FakeNotifier& notifier_ = platform_.notifications();
+  fakes::FakeLogger& logger_ = platform_.log();
+  fakes::FakeFileSystem& files_ = platform_.fileSystem();
+  fakes::NodeDispatcher& node_ = platform_.nodeDispatcher();
+  std::unique_ptr<Director> daemon_;
 };
 
 TEST_F(DaemonTest, StartSendsReadyThenAStatusNamingClusterNodesAndGeneration) {
-  Daemon& d = startDaemon();
+  Director& d = startDaemon();
 
   ASSERT_EQ(notifier_.messages().size(), 1u);
   EXPECT_EQ(notifier_.raw()[0].rfind("READY=1\nSTATUS=", 0), 0u) << notifier_.raw()[0];
@@ -92,14 +100,14 @@ TEST_F(DaemonTest, StartSendsReadyThenAStatusNamingClusterNodesAndGeneration) {
 TEST_F(DaemonTest, StartWatchesTermIntAndHup) {
   startDaemon();
 
-  EXPECT_TRUE(sim_.watchesSignal(loop::Signal::kTerminate));
-  EXPECT_TRUE(sim_.watchesSignal(loop::Signal::kInterrupt));
-  EXPECT_TRUE(sim_.watchesSignal(loop::Signal::kHangup));
+  EXPECT_TRUE(node_.watchesSignal(loop::Signal::kTerminate));
+  EXPECT_TRUE(node_.watchesSignal(loop::Signal::kInterrupt));
+  EXPECT_TRUE(node_.watchesSignal(loop::Signal::kHangup));
 }
 
 TEST_F(DaemonTest, StartWithAnInvalidConfigFailsLogsEveryErrorAndNeverSaysReady) {
   files_.write(kPath, kBroken);
-  Daemon& d = makeDaemon(1s);
+  Director& d = makeDaemon(1s);
 
   auto started = d.start();
 
@@ -110,7 +118,7 @@ TEST_F(DaemonTest, StartWithAnInvalidConfigFailsLogsEveryErrorAndNeverSaysReady)
   EXPECT_EQ(logger_.count(LogLevel::kError, "/etc/tandem/tandem.conf:9:14: "), 1u);
   EXPECT_EQ(notifier_.count("READY"), 0u);
   EXPECT_EQ(lastStatus(), "Not started: 2 errors in /etc/tandem/tandem.conf");
-  EXPECT_FALSE(sim_.watchesSignal(loop::Signal::kTerminate));
+  EXPECT_FALSE(node_.watchesSignal(loop::Signal::kTerminate));
   EXPECT_EQ(sim_.armedTimers(), 0u);
 }
 
@@ -173,10 +181,10 @@ TEST_F(DaemonTest, SendsNoWatchdogPingsWithoutAPeriod) {
 }
 
 TEST_F(DaemonTest, HupWithABrokenConfigKeepsTheRunningConfig) {
-  Daemon& d = startDaemon();
+  Director& d = startDaemon();
   files_.write(kPath, kBroken);
 
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kHangup));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kHangup));
 
   EXPECT_EQ(d.generation(), 1u);
   EXPECT_EQ(d.config().cluster.name, "t");
@@ -194,41 +202,61 @@ TEST_F(DaemonTest, HupWithABrokenConfigKeepsTheRunningConfig) {
                           "file=/etc/tandem/tandem.conf errors=2 "
                           "kept_generation=1"),
             1u);
-  EXPECT_FALSE(sim_.stopped());
+  EXPECT_FALSE(node_.stopped());
 }
 
 TEST_F(DaemonTest, HupWithAGoodConfigSwapsItInAndBumpsTheGeneration) {
-  Daemon& d = startDaemon();
+  Director& d = startDaemon();
   files_.write(kPath, kGoodTwoNodes);
 
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kHangup));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kHangup));
 
   EXPECT_EQ(d.generation(), 2u);
-  EXPECT_EQ(d.config().cluster.name, "u");
   EXPECT_EQ(d.config().nodes.size(), 2u);
   EXPECT_EQ(notifier_.last().at("READY"), "1");
-  EXPECT_EQ(lastStatus(), "Running config generation 2: cluster u, 2 nodes");
+  EXPECT_EQ(lastStatus(),
+            "Running config generation 2: cluster t, 2 nodes (reloaded: nodes,daemon)");
   EXPECT_EQ(logger_.level(), LogLevel::kDebug);
-  EXPECT_EQ(logger_.count(LogLevel::kNotice, "config reloaded generation=2 cluster=u nodes=2"), 1u);
+  EXPECT_EQ(logger_.count(LogLevel::kNotice, "config reloaded generation=2 cluster=t nodes=2"), 1u);
+  EXPECT_EQ(logger_.count(LogLevel::kNotice, "reload nodes: added b priority 100"), 1u);
+  EXPECT_EQ(logger_.count(LogLevel::kNotice, "reload daemon: log_level \"info\" -> \"debug\""),
+            1u);
+}
+
+TEST_F(DaemonTest, HupThatRenamesTheClusterIsRefusedNamingBothNames) {
+  Director& d = startDaemon();
+  files_.write(kPath, kRenamed);
+
+  ASSERT_TRUE(node_.deliver(loop::Signal::kHangup));
+
+  EXPECT_EQ(d.generation(), 1u);
+  EXPECT_EQ(d.config().cluster.name, "t");
+  EXPECT_EQ(logger_.count(LogLevel::kError,
+                          "cluster.name cannot change while tandemd runs: running \"t\", new "
+                          "\"u\""),
+            1u);
+  EXPECT_EQ(lastStatus(),
+            "Reload refused (cluster.name cannot change while tandemd runs), keeping config "
+            "generation 1: cluster t, 1 node");
 }
 
 TEST_F(DaemonTest, AFixedConfigIsAcceptedAfterARejectedOne) {
-  Daemon& d = startDaemon();
+  Director& d = startDaemon();
   files_.write(kPath, kBroken);
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kHangup));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kHangup));
   files_.write(kPath, kGoodTwoNodes);
 
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kHangup));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kHangup));
 
   EXPECT_EQ(d.generation(), 2u);  // a rejected reload does not use up a generation
-  EXPECT_EQ(d.config().cluster.name, "u");
+  EXPECT_EQ(d.config().nodes.size(), 2u);
 }
 
 TEST_F(DaemonTest, ReloadingCarriesTheMonotonicClockInMicroseconds) {
   startDaemon();
   sim_.advance(1234ms);
 
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kHangup));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kHangup));
 
   // The simulated clock starts at one hour.
   EXPECT_EQ(notifier_.raw()[1], "RELOADING=1\nMONOTONIC_USEC=3601234000");
@@ -238,7 +266,7 @@ TEST_F(DaemonTest, WatchdogKeepsPingingThroughARejectedReload) {
   startDaemon(2s);
   files_.write(kPath, kBroken);
   sim_.advance(1500ms);
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kHangup));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kHangup));
 
   sim_.advance(10s);
 
@@ -246,30 +274,30 @@ TEST_F(DaemonTest, WatchdogKeepsPingingThroughARejectedReload) {
 }
 
 TEST_F(DaemonTest, TermSendsStoppingAndStopsTheLoop) {
-  Daemon& d = startDaemon();
+  Director& d = startDaemon();
 
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kTerminate));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kTerminate));
 
   EXPECT_EQ(notifier_.last().at("STOPPING"), "1");
   EXPECT_EQ(lastStatus(), "Stopping on SIGTERM");
   EXPECT_TRUE(d.stopping());
-  EXPECT_TRUE(sim_.stopped());
+  EXPECT_TRUE(node_.stopped());
   EXPECT_EQ(logger_.count(LogLevel::kNotice, "stopping signal=SIGTERM"), 1u);
 }
 
 TEST_F(DaemonTest, IntStopsLikeTerm) {
   startDaemon();
 
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kInterrupt));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kInterrupt));
 
   EXPECT_EQ(notifier_.last().at("STOPPING"), "1");
-  EXPECT_TRUE(sim_.stopped());
+  EXPECT_TRUE(node_.stopped());
 }
 
 TEST_F(DaemonTest, NoWatchdogPingsAfterStopping) {
   startDaemon(1s);
   sim_.advance(600ms);
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kTerminate));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kTerminate));
 
   sim_.advance(10s);
 
@@ -278,12 +306,12 @@ TEST_F(DaemonTest, NoWatchdogPingsAfterStopping) {
 }
 
 TEST_F(DaemonTest, SignalsWhileStoppingChangeNothing) {
-  Daemon& d = startDaemon();
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kTerminate));
+  Director& d = startDaemon();
+  ASSERT_TRUE(node_.deliver(loop::Signal::kTerminate));
   files_.write(kPath, kGoodTwoNodes);
 
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kHangup));
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kTerminate));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kHangup));
+  ASSERT_TRUE(node_.deliver(loop::Signal::kTerminate));
 
   EXPECT_EQ(d.generation(), 1u);
   EXPECT_EQ(notifier_.count("STOPPING"), 1u);
@@ -291,4 +319,4 @@ TEST_F(DaemonTest, SignalsWhileStoppingChangeNothing) {
 }
 
 }  // namespace
-}  // namespace tandem::tandemd
+}  // namespace tandem::director

@@ -1,7 +1,7 @@
-// The IPVS table in tandemd: kept from each loaded config on every director, nothing opened
+// The IPVS subsystem: the table kept from each loaded config on every director, nothing opened
 // without [[virtual_server]], a kernel without IPVS logged once and retried, drift repaired on
 // the next monitor pass, and the ipvs answer. Simulated time and a fake kernel table.
-#include "tandemd/ipvs_manager.h"
+#include "ipvs/ipvs_subsystem.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -15,18 +15,13 @@
 #include "fakes/fake_notifier.h"
 #include "fakes/sim_dispatcher.h"
 #include "resources/fake_ipvs_kernel.h"
-#include "tandemd/daemon.h"
 
-namespace tandem::tandemd {
+namespace tandem::resources::ipvs {
 namespace {
 
 using namespace std::chrono_literals;
 using fakes::FakeIpvsKernel;
-using resources::ipvs::DestKey;
-using resources::ipvs::Forward;
-using resources::ipvs::Kernel;
-using resources::ipvs::Op;
-using resources::ipvs::ServiceKey;
+using platform::LogLevel;
 
 constexpr char kPath[] = "/etc/tandem/tandem.conf";
 constexpr char kKeyPath[] = "/etc/tandem/authkey";
@@ -64,10 +59,10 @@ const DestKey kRs2{ip("203.0.113.22"), 80};
 class SharedKernel final : public Kernel {
  public:
   explicit SharedKernel(FakeIpvsKernel& k) : k_(k) {}
-  Result<resources::ipvs::Table> dump() override { return k_.dump(); }
+  Result<Table> dump() override { return k_.dump(); }
   Result<void> apply(const Op& op) override { return k_.apply(op); }
-  Result<resources::ipvs::Timeouts> timeouts() override { return k_.timeouts(); }
-  Result<void> setTimeouts(const resources::ipvs::Timeouts& t) override {
+  Result<Timeouts> timeouts() override { return k_.timeouts(); }
+  Result<void> setTimeouts(const Timeouts& t) override {
     return k_.setTimeouts(t);
   }
   uint64_t writes() const override { return k_.writes(); }
@@ -76,7 +71,7 @@ class SharedKernel final : public Kernel {
   FakeIpvsKernel& k_;
 };
 
-class IpvsManagerTest : public ::testing::Test {
+class IpvsSubsystemTest : public ::testing::Test {
  protected:
   OpenIpvsKernel opener() {
     return [this]() -> Result<std::unique_ptr<Kernel>> {
@@ -90,6 +85,17 @@ class IpvsManagerTest : public ::testing::Test {
     };
   }
 
+  IpvsDeps deps(OpenOwnedStore open_owned = nullptr) {
+    return IpvsDeps{sim_, opener(), std::move(open_owned),
+                    [this](IpvsLogLevel l, const std::string& line) {
+                      logger_.log(l == IpvsLogLevel::kError     ? LogLevel::kError
+                                  : l == IpvsLogLevel::kWarning ? LogLevel::kWarning
+                                  : l == IpvsLogLevel::kNotice  ? LogLevel::kNotice
+                                                                : LogLevel::kInfo,
+                                  line);
+                    }};
+  }
+
   fakes::SimDispatcher sim_;
   fakes::FakeLogger logger_;
   FakeIpvsKernel kernel_;
@@ -97,8 +103,26 @@ class IpvsManagerTest : public ::testing::Test {
   bool ipvs_loaded_ = true;
 };
 
-TEST_F(IpvsManagerTest, AConfigWithoutVirtualServersOpensNothing) {
-  IpvsManager m(sim_, logger_, opener());
+// Configures m as the director does: at start, then each reload with its diff.
+class Subsystem final {
+ public:
+  explicit Subsystem(IpvsDeps deps) : s_(std::move(deps), "a") {}
+  void configure(const config::Config& next) {
+    const config::ReloadDiff diff =
+        running_ ? config::diffReload(*running_, next, "a") : config::ReloadDiff{};
+    s_.configure(next, running_ ? &*running_ : nullptr, diff);
+    running_ = next;
+  }
+  bool running() const { return s_.running(); }
+  Result<nlohmann::json> show() { return s_.show(); }
+
+ private:
+  IpvsSubsystem s_;
+  std::optional<config::Config> running_;
+};
+
+TEST_F(IpvsSubsystemTest, AConfigWithoutVirtualServersOpensNothing) {
+  Subsystem m(deps());
   m.configure(load(kHead));
   sim_.advance(10s);
   EXPECT_EQ(opens_, 0);
@@ -111,8 +135,8 @@ TEST_F(IpvsManagerTest, AConfigWithoutVirtualServersOpensNothing) {
       << shown.error().message;
 }
 
-TEST_F(IpvsManagerTest, KeepsTheConfiguredTableAtOnce) {
-  IpvsManager m(sim_, logger_, opener());
+TEST_F(IpvsSubsystemTest, KeepsTheConfiguredTableAtOnce) {
+  Subsystem m(deps());
   m.configure(load(withWeb()));
   EXPECT_EQ(opens_, 1);
   ASSERT_TRUE(m.running());
@@ -123,7 +147,7 @@ TEST_F(IpvsManagerTest, KeepsTheConfiguredTableAtOnce) {
 }
 
 // The owned services live in a store the shell opens in [daemon] state_dir; in memory here.
-class MemoryOwned final : public resources::ipvs::OwnedStore {
+class MemoryOwned final : public OwnedStore {
  public:
   explicit MemoryOwned(std::optional<std::string>& text) : text_(text) {}
   const std::string& path() const override { return path_; }
@@ -138,7 +162,7 @@ class MemoryOwned final : public resources::ipvs::OwnedStore {
   std::string path_ = "/run/tandem/ipvs-owned";
 };
 
-TEST_F(IpvsManagerTest, AServiceDroppedWhileTandemdWasDownIsRemovedAfterTheRestart) {
+TEST_F(IpvsSubsystemTest, AServiceDroppedWhileTandemdWasDownIsRemovedAfterTheRestart) {
   std::optional<std::string> file;
   std::string dir;
   auto open_owned = [&](const std::string& state_dir) {
@@ -146,7 +170,7 @@ TEST_F(IpvsManagerTest, AServiceDroppedWhileTandemdWasDownIsRemovedAfterTheResta
     return std::make_unique<MemoryOwned>(file);
   };
   {
-    IpvsManager before(sim_, logger_, opener(), open_owned);
+    Subsystem before(deps(open_owned));
     before.configure(load(withWeb()));
     ASSERT_TRUE(kernel_.hasService(kWeb));
   }
@@ -158,15 +182,15 @@ TEST_F(IpvsManagerTest, AServiceDroppedWhileTandemdWasDownIsRemovedAfterTheResta
                             "[[virtual_server]]\nname = \"dns\"\naddress = \"198.51.100.50:53\"\n"
                             "protocol = \"udp\"\n"
                             "[[virtual_server.real_server]]\naddress = \"203.0.113.21\"\n";
-  IpvsManager after(sim_, logger_, opener(), open_owned);
+  Subsystem after(deps(open_owned));
   after.configure(load(other));
   EXPECT_FALSE(kernel_.hasService(kWeb));
   EXPECT_EQ(file->find("tcp 198.51.100.50:80"), std::string::npos) << *file;
 }
 
-TEST_F(IpvsManagerTest, WithoutIpvsItLogsOnceRunsOnAndRetriesEveryMonitorInterval) {
+TEST_F(IpvsSubsystemTest, WithoutIpvsItLogsOnceRunsOnAndRetriesEveryMonitorInterval) {
   ipvs_loaded_ = false;
-  IpvsManager m(sim_, logger_, opener());
+  Subsystem m(deps());
   m.configure(load(withWeb()));
   EXPECT_FALSE(m.running());
   EXPECT_EQ(opens_, 1);
@@ -194,8 +218,8 @@ TEST_F(IpvsManagerTest, WithoutIpvsItLogsOnceRunsOnAndRetriesEveryMonitorInterva
   EXPECT_EQ(opens_, opens) << "no more opening once the table is kept";
 }
 
-TEST_F(IpvsManagerTest, ADeletedServiceIsRestoredOnTheNextMonitorPassAndLogged) {
-  IpvsManager m(sim_, logger_, opener());
+TEST_F(IpvsSubsystemTest, ADeletedServiceIsRestoredOnTheNextMonitorPassAndLogged) {
+  Subsystem m(deps());
   m.configure(load(withWeb()));
   ASSERT_TRUE(kernel_.hasService(kWeb));
   // ipvsadm -D -t 198.51.100.50:80
@@ -211,8 +235,8 @@ TEST_F(IpvsManagerTest, ADeletedServiceIsRestoredOnTheNextMonitorPassAndLogged) 
   EXPECT_EQ(logger_.count(LogLevel::kWarning, "deleted behind tandem's back"), 1u);
 }
 
-TEST_F(IpvsManagerTest, AReloadSettingAWeightToZeroEditsOnlyThatServer) {
-  IpvsManager m(sim_, logger_, opener());
+TEST_F(IpvsSubsystemTest, AReloadSettingAWeightToZeroEditsOnlyThatServer) {
+  Subsystem m(deps());
   m.configure(load(withWeb()));
   const size_t before = kernel_.applied().size();
   m.configure(load(withWeb(0)));
@@ -222,16 +246,16 @@ TEST_F(IpvsManagerTest, AReloadSettingAWeightToZeroEditsOnlyThatServer) {
   EXPECT_EQ(kernel_.dest(kWeb, kRs1)->weight, 1);
 }
 
-TEST_F(IpvsManagerTest, AReloadDroppingEveryServiceRemovesTandemsOwn) {
-  IpvsManager m(sim_, logger_, opener());
+TEST_F(IpvsSubsystemTest, AReloadDroppingEveryServiceRemovesTandemsOwn) {
+  Subsystem m(deps());
   m.configure(load(withWeb()));
   ASSERT_TRUE(kernel_.hasService(kWeb));
   m.configure(load(kHead));
   EXPECT_FALSE(kernel_.hasService(kWeb));
 }
 
-TEST_F(IpvsManagerTest, ShowListsServicesWithNamesHealthAndCounters) {
-  IpvsManager m(sim_, logger_, opener());
+TEST_F(IpvsSubsystemTest, ShowListsServicesWithNamesHealthAndCounters) {
+  Subsystem m(deps());
   m.configure(load(withWeb()));
   // A service somebody else added (manage = "owned" leaves it alone).
   Op foreign;
@@ -273,16 +297,16 @@ TEST_F(IpvsManagerTest, ShowListsServicesWithNamesHealthAndCounters) {
   }
 }
 
-TEST_F(IpvsManagerTest, ARealServerWithACheckShowsUnknownHealthUntilChecksRun) {
-  IpvsManager m(sim_, logger_, opener());
+TEST_F(IpvsSubsystemTest, ARealServerWithACheckShowsUnknownHealthUntilChecksRun) {
+  Subsystem m(deps());
   m.configure(load(withWeb() + "[virtual_server.check]\ntype = \"tcp\"\n"));
   auto shown = m.show();
   ASSERT_TRUE(shown.has_value()) << shown.error().message;
   EXPECT_EQ((*shown)["services"][0]["destinations"][0]["health"], "unknown");
 }
 
-TEST_F(IpvsManagerTest, ADumpThatFailsIsAnErrorNamingTheTable) {
-  IpvsManager m(sim_, logger_, opener());
+TEST_F(IpvsSubsystemTest, ADumpThatFailsIsAnErrorNamingTheTable) {
+  Subsystem m(deps());
   m.configure(load(withWeb()));
   kernel_.failDumps(1);
   auto shown = m.show();
@@ -290,56 +314,5 @@ TEST_F(IpvsManagerTest, ADumpThatFailsIsAnErrorNamingTheTable) {
   EXPECT_NE(shown.error().message.find("cannot read the IPVS table"), std::string::npos);
 }
 
-// The daemon builds the table at start and rebuilds it on HUP, with or without a cluster.
-class DaemonIpvsTest : public IpvsManagerTest {
- protected:
-  DaemonIpvsTest() { files_.write(kKeyPath, std::string(32, 'k'), 0600); }
-
-  Daemon& start(const std::string& text) {
-    files_.write(kPath, text);
-    DaemonOptions options;
-    options.config_path = kPath;
-    options.open_ipvs = opener();
-    daemon_ = std::make_unique<Daemon>(sim_, notifier_, logger_, files_, options);
-    auto started = daemon_->start();
-    EXPECT_TRUE(started.has_value()) << (started ? "" : started.error().message);
-    return *daemon_;
-  }
-
-  fakes::FakeNotifier notifier_;
-  fakes::FakeFileSystem files_;
-  std::unique_ptr<Daemon> daemon_;
-};
-
-TEST_F(DaemonIpvsTest, StartKeepsTheTableAndHupAppliesTheNewWeights) {
-  Daemon& d = start(withWeb());
-  EXPECT_TRUE(kernel_.hasService(kWeb));
-  files_.write(kPath, withWeb(0));
-  ASSERT_TRUE(sim_.deliver(loop::Signal::kHangup));
-  EXPECT_EQ(d.generation(), 2u);
-  EXPECT_EQ(kernel_.dest(kWeb, kRs2)->weight, 0);
-  auto shown = d.ipvs();
-  ASSERT_TRUE(shown.has_value()) << shown.error().message;
-  EXPECT_EQ((*shown)["services"][0]["destinations"][0]["weight"], 0);
-}
-
-TEST_F(DaemonIpvsTest, AKernelWithoutIpvsDoesNotStopTheDaemon) {
-  ipvs_loaded_ = false;
-  Daemon& d = start(withWeb());
-  EXPECT_EQ(notifier_.last().count("READY"), 1u);
-  EXPECT_EQ(d.ipvs().error().code, ErrorCode::kUnavailable);
-}
-
-TEST_F(DaemonIpvsTest, ADaemonWithoutABackendAnswersUnavailable) {
-  files_.write(kPath, withWeb());
-  DaemonOptions options;
-  options.config_path = kPath;  // and no open_ipvs
-  Daemon d(sim_, notifier_, logger_, files_, options);
-  ASSERT_TRUE(d.start().has_value());
-  auto shown = d.ipvs();
-  ASSERT_FALSE(shown.has_value());
-  EXPECT_EQ(shown.error().message, "this tandemd runs without IPVS");
-}
-
 }  // namespace
-}  // namespace tandem::tandemd
+}  // namespace tandem::resources::ipvs

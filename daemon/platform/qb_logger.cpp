@@ -1,4 +1,4 @@
-#include "tandemd/qb_logger.h"
+#include "platform/qb_logger.h"
 
 #include <qb/qblog.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace tandem::tandemd {
+namespace tandem::platform {
 
 namespace {
 
@@ -96,4 +96,4 @@ void QbLogger::stopLoggingToStderr() {
   (void)qb_log_ctl(QB_LOG_STDERR, QB_LOG_CONF_ENABLED, QB_FALSE);
 }
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::platform

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string_view>
 
-namespace tandem::tandemd {
+namespace tandem::platform {
 
 // The levels of [daemon] log_level, most severe first.
 enum class LogLevel { kError, kWarning, kNotice, kInfo, kDebug };
@@ -22,4 +22,4 @@ class Logger {
   virtual void setLevel(LogLevel level) = 0;
 };
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::platform

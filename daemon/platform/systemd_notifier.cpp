@@ -1,4 +1,4 @@
-#include "tandemd/systemd_notifier.h"
+#include "platform/systemd_notifier.h"
 
 #include <systemd/sd-daemon.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-namespace tandem::tandemd {
+namespace tandem::platform {
 
 void SystemdNotifier::notify(std::string_view state) {
   int rc = sd_notify(0, std::string(state).c_str());
@@ -26,4 +26,4 @@ std::optional<Millis> SystemdNotifier::watchdogPeriod() {
   return std::max(Millis(static_cast<int64_t>(usec / 1000)), Millis(1));
 }
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::platform

@@ -1,4 +1,4 @@
-#include "tandemd/ipvs_json.h"
+#include "ipvs/ipvs_json.h"
 
 #include <linux/ip_vs.h>
 #include <netinet/in.h>
@@ -11,7 +11,7 @@
 #include "ipvs/ipvs_desired.h"
 #include "ipvs/reconciler.h"
 
-namespace tandem::tandemd {
+namespace tandem::resources::ipvs {
 
 namespace {
 
@@ -121,4 +121,4 @@ json ipvsJson(const resources::ipvs::Table& table, const config::Config& cfg,
               {"services", std::move(services)}};
 }
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::resources::ipvs

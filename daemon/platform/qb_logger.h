@@ -1,8 +1,8 @@
 #pragma once
 
-#include "tandemd/logger.h"
+#include "platform/logger.h"
 
-namespace tandem::tandemd {
+namespace tandem::platform {
 
 // Logger over libqb's qb_log, the logging corosync and pacemaker use: the journal (or syslog
 // where libqb has no journal support) always, stderr while it is a terminal or a file a human
@@ -26,4 +26,4 @@ class QbLogger final : public Logger {
   bool to_stderr_;
 };
 
-}  // namespace tandem::tandemd
+}  // namespace tandem::platform

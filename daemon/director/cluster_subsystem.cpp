@@ -1,0 +1,174 @@
+#include "director/cluster_subsystem.h"
+
+#include "ipc/status_json.h"
+
+namespace tandem::director {
+
+namespace {
+
+platform::LogLevel levelOf(cluster::Severity s) {
+  switch (s) {
+    case cluster::Severity::kError:
+      return platform::LogLevel::kError;
+    case cluster::Severity::kWarning:
+      return platform::LogLevel::kWarning;
+    case cluster::Severity::kNotice:
+      return platform::LogLevel::kNotice;
+    case cluster::Severity::kInfo:
+      return platform::LogLevel::kInfo;
+    case cluster::Severity::kDebug:
+      return platform::LogLevel::kDebug;
+  }
+  return platform::LogLevel::kInfo;
+}
+
+}  // namespace
+
+ClusterSubsystem::ClusterSubsystem(platform::Platform& platform, std::string self, OnRole on_role)
+    : platform_(platform), self_(std::move(self)), on_role_(std::move(on_role)) {}
+
+ClusterSubsystem::~ClusterSubsystem() { shutdown(); }
+
+void ClusterSubsystem::log(cluster::Severity s, const std::string& line) {
+  platform_.logger().log(levelOf(s), line);
+}
+
+Result<void> ClusterSubsystem::prepare(const config::Config& next, const config::Config* running) {
+  (void)running;
+  // The key files are read again at every reload: a rotation may change a file, not the config.
+  auto keys = cluster::loadKeyRing(next, platform_.files());
+  if (!keys) return fail(keys.error().code, "cluster keys: " + keys.error().message);
+  prepared_keys_ = std::move(*keys);
+  return {};
+}
+
+void ClusterSubsystem::configure(const config::Config& next, const config::Config* running,
+                                 const config::ReloadDiff& diff) {
+  (void)diff;
+  config_ = next;
+  if (running == nullptr) {
+    holder_ = std::make_shared<resources::StateFileResource>(
+        platform_.stateFiles(), next.daemon.state_dir + "/holder", self_);
+  }
+  if (node_ && prepared_keys_) node_->reconfigure(next, std::move(*prepared_keys_));
+  prepared_keys_.reset();
+}
+
+std::vector<resources::HeldResource> ClusterSubsystem::held() {
+  return {{resources::Stage::kState, holder_}};
+}
+
+void ClusterSubsystem::setResources(resources::ResourceChain::List resources) {
+  if (node_) {
+    node_->setResources(std::move(resources));
+  } else {
+    resources_ = std::move(resources);
+  }
+}
+
+Result<void> ClusterSubsystem::start() {
+  loop::Dispatcher& d = platform_.dispatcher();
+  const config::Config& cfg = *config_;
+  cluster::NodeEnv env{d,
+                       platform_.children(),
+                       [this](cluster::Severity s, const std::string& line) { log(s, line); },
+                       [this, group = cfg.cluster.group](corosync::GroupBusListener& l) {
+                         return platform_.openGroupBus(l, group);
+                       },
+                       {},
+                       wire::makeIncarnation(platform_.wallClockMs(), platform_.random16()),
+                       cfg.daemon.state_dir,
+                       std::nullopt,
+                       platform_.echoTransports(),
+                       [this](uint16_t port, cluster::FrameLink::OnFrame on_frame) {
+                         return platform_.openFrameLink(port, std::move(on_frame));
+                       },
+                       &platform_.stateFiles(),
+                       &platform_.files(),
+                       [this] { return platform_.wallClockMs(); },
+                       on_role_};
+  if (auto nodes = platform_.readNodelist(); nodes) {
+    env.nodelist = std::move(*nodes);
+  } else {
+    log(cluster::Severity::kWarning, "cannot read corosync's nodelist yet (" +
+                                         nodes.error().message +
+                                         "); peers are reached at their node.address only");
+  }
+  auto node = cluster::ClusterNode::create(std::move(env), cfg, self_, std::move(resources_));
+  resources_.clear();
+  if (!node) return fail(node.error());
+  node_ = std::move(*node);
+  auto q = platform_.watchQuorum(*this);
+  if (q) {
+    quorum_ = std::move(*q);
+  } else {
+    log(cluster::Severity::kWarning, "cannot watch votequorum: " + q.error().message);
+  }
+  return node_->start();
+}
+
+void ClusterSubsystem::shutdown() {
+  quorum_.reset();
+  node_.reset();
+}
+
+void ClusterSubsystem::onQuorum(bool quorate) {
+  if (node_) node_->onQuorum(quorate);
+}
+
+void ClusterSubsystem::onConnectionLost(const Error& cause) {
+  log(cluster::Severity::kWarning, "lost votequorum: " + cause.message);
+}
+
+nlohmann::json ClusterSubsystem::status() const {
+  if (!node_) return nullptr;
+  ipc::FrameStats stats;
+  const wire::FrameCounters& c = node_->frameCounters();
+  stats.accepted = c.accepted;
+  for (wire::Rejection r : wire::kAllRejections)
+    stats.rejected[std::string(wire::name(r))] = c.of(r);
+  nlohmann::json j = ipc::statusJson(node_->clusterName(), node_->status(), stats);
+  j["resources"] = node_->resourcesJson();
+  return j;
+}
+
+void ClusterSubsystem::registerCommands(resources::CommandTable& table) {
+  auto unavailable = [] {
+    return Result<nlohmann::json>(
+        fail(ErrorCode::kUnavailable, "this tandemd has not joined the cluster yet"));
+  };
+  table.add("standby", [this, unavailable](const nlohmann::json& args) -> Result<nlohmann::json> {
+    if (!node_) return unavailable();
+    const std::string node = args.value("node", "");
+    const bool on = args.value("on", true);
+    if (!node.empty() && node != self_) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "this is " + self_ + "; put " + node + " in standby on " + node + " itself");
+    }
+    platform_.logger().log(platform::LogLevel::kNotice, std::string("operator standby ") +
+                                                            (on ? "on" : "off") + " node=" + self_);
+    node_->setStandby(on);
+    return nlohmann::json{{"node", self_}, {"standby", on}};
+  });
+  table.add("move", [this, unavailable](const nlohmann::json& args) -> Result<nlohmann::json> {
+    if (!node_) return unavailable();
+    const std::string target = args.value("target", "");
+    if (!target.empty() && !config_->findNode(target)) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "\"" + target + "\" is not a [[node]] in " + config_->source);
+    }
+    platform_.logger().log(platform::LogLevel::kNotice,
+                           "operator move target=" + (target.empty() ? "-" : target));
+    node_->move(target);
+    return nlohmann::json{
+        {"target", target.empty() ? nlohmann::json(nullptr) : nlohmann::json(target)}};
+  });
+  table.add("clear", [this, unavailable](const nlohmann::json&) -> Result<nlohmann::json> {
+    if (!node_) return unavailable();
+    node_->clearFailures();
+    node_->move("");
+    return nlohmann::json{{"cleared", true}};
+  });
+}
+
+}  // namespace tandem::director

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cluster/cluster_node.h"
+#include "core/state_file_resource.h"
+#include "core/subsystem.h"
+#include "platform/platform.h"
+
+namespace tandem::director {
+
+// The cluster: this director's ClusterNode (heartbeats, the election, the held chain) and the
+// quorum watch. The director hands it every subsystem's held resources in takeover order; it
+// contributes the holder file (Stage::kState) and answers standby, move and clear.
+class ClusterSubsystem final : public resources::Subsystem, private corosync::QuorumListener {
+ public:
+  using OnRole = std::function<void(election::Role)>;
+
+  ClusterSubsystem(platform::Platform& platform, std::string self, OnRole on_role);
+  ~ClusterSubsystem() override;
+
+  std::string_view name() const override { return "cluster"; }
+  Result<void> prepare(const config::Config& next, const config::Config* running) override;
+  void configure(const config::Config& next, const config::Config* running,
+                 const config::ReloadDiff& diff) override;
+  Result<void> start() override;
+  std::vector<resources::HeldResource> held() override;
+  nlohmann::json status() const override;
+  void registerCommands(resources::CommandTable& table) override;
+  void shutdown() override;
+
+  // Every subsystem's held resources, in takeover order.
+  void setResources(resources::ResourceChain::List resources);
+  // Null before start().
+  cluster::ClusterNode* node() { return node_.get(); }
+  const std::string& self() const { return self_; }
+
+ private:
+  void onQuorum(bool quorate) override;
+  void onConnectionLost(const Error& cause) override;
+  void log(cluster::Severity s, const std::string& line);
+
+  platform::Platform& platform_;
+  std::string self_;
+  OnRole on_role_;
+  std::optional<config::Config> config_;
+  std::optional<wire::KeyRing> prepared_keys_;
+  resources::ResourceChain::List resources_;
+  std::shared_ptr<resources::StateFileResource> holder_;
+  std::unique_ptr<cluster::ClusterNode> node_;
+  std::unique_ptr<platform::Handle> quorum_;
+};
+
+}  // namespace tandem::director

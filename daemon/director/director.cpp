@@ -1,0 +1,367 @@
+#include "director/director.h"
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+
+#include "config/config_loader.h"
+#include "director/subsystem_registry.h"
+
+namespace tandem::director {
+
+namespace {
+
+using platform::LogLevel;
+
+// A log value, quoted when it would otherwise break key=value parsing.
+std::string kv(std::string_view key, std::string_view value) {
+  bool plain = !value.empty() && value.find_first_of(" \t\"=") == std::string_view::npos;
+  std::string out(key);
+  out += '=';
+  if (plain) return out.append(value);
+  out += '"';
+  for (char c : value) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out += '"';
+}
+
+std::string kv(std::string_view key, uint64_t value) { return kv(key, std::to_string(value)); }
+
+std::string plural(size_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+Director::Director(platform::Platform& platform, DirectorOptions options)
+    : platform_(platform), options_(std::move(options)) {}
+
+Director::~Director() {
+  // Reverse of construction: the registry's parts, then the cluster that held their resources.
+  admin_.reset();
+  cluster_.reset();
+  for (auto it = subsystems_.rbegin(); it != subsystems_.rend(); ++it) (*it)->shutdown();
+  subsystems_.clear();
+}
+
+void Director::add(std::string name, resources::CommandHandler handler) {
+  commands_[std::move(name)] = std::move(handler);
+}
+
+Result<nlohmann::json> Director::command(const std::string& name, const nlohmann::json& args) {
+  auto it = commands_.find(name);
+  if (it == commands_.end()) {
+    return fail(ErrorCode::kUnavailable, name == "ipvs" ? "this tandemd does not manage IPVS"
+                                                        : "this tandemd runs without a cluster");
+  }
+  return it->second(args);
+}
+
+resources::Subsystem* Director::subsystem(std::string_view name) {
+  if (cluster_ && cluster_->name() == name) return cluster_.get();
+  for (auto& s : subsystems_) {
+    if (s->name() == name) return s.get();
+  }
+  return nullptr;
+}
+
+Result<void> Director::start() {
+  platform::Logger& logger = platform_.logger();
+  platform::Notifier& notifier = platform_.notifier();
+  config::LoadResult loaded = config::loadConfigFile(options_.config_path, platform_.files());
+  logDiagnostics(loaded.diagnostics);
+  if (!loaded.ok()) {
+    int errors = loaded.diagnostics.errorCount();
+    logger.log(LogLevel::kError, "config rejected, not starting " +
+                                     kv("file", options_.config_path) + " " +
+                                     kv("errors", static_cast<uint64_t>(errors)));
+    notifier.notify("STATUS=Not started: " + plural(static_cast<size_t>(errors), "error") + " in " +
+                    options_.config_path);
+    return fail(ErrorCode::kInvalidArgument,
+                options_.config_path + " has " + plural(static_cast<size_t>(errors), "error"));
+  }
+  config_ = std::move(loaded.config);
+  generation_ = 1;
+  applyLogLevel();
+
+  const std::pair<loop::Signal, std::function<void()>> handlers[] = {
+      {loop::Signal::kTerminate, [this] { stop("SIGTERM"); }},
+      {loop::Signal::kInterrupt, [this] { stop("SIGINT"); }},
+      {loop::Signal::kHangup, [this] { reloadConfig(); }},
+  };
+  for (const auto& [sig, handler] : handlers) {
+    auto watch = platform_.dispatcher().onSignal(sig, handler);
+    if (!watch) return fail(watch.error());
+    signal_watches_.push_back(std::move(*watch));
+  }
+
+  if (options_.with_cluster) {
+    cluster_ = std::make_unique<ClusterSubsystem>(platform_, options_.node_name,
+                                                  [this](election::Role r) { onRole(r); });
+    subsystems_ = buildSubsystems(platform_, options_.node_name);
+  }
+  auto each = [this](const std::function<void(resources::Subsystem&)>& f) {
+    if (cluster_) f(*cluster_);
+    for (auto& s : subsystems_) f(*s);
+  };
+  Result<void> prepared;
+  each([&](resources::Subsystem& s) {
+    if (!prepared) return;
+    if (auto p = s.prepare(*config_, nullptr); !p) {
+      prepared = fail(p.error().code, std::string(s.name()) + ": " + p.error().message);
+    }
+  });
+  const config::ReloadDiff none;
+  if (prepared) {
+    each([&](resources::Subsystem& s) {
+      s.configure(*config_, nullptr, none);
+      s.registerCommands(*this);
+    });
+    if (cluster_) applyHeld();
+    each([&](resources::Subsystem& s) {
+      if (!prepared) return;
+      if (auto st = s.start(); !st) prepared = fail(st.error());
+    });
+  }
+  if (prepared && options_.with_cluster) {
+    auto admin = platform_.serveAdmin(
+        *this, platform::AdminServerOptions{config_->control.ipc_name, config_->control.group});
+    if (!admin) {
+      prepared = fail(admin.error().code, "cannot serve `tandem`: " + admin.error().message);
+    } else {
+      admin_ = std::move(*admin);
+    }
+  }
+  if (!prepared) {
+    logger.log(LogLevel::kError, "cannot start: " + prepared.error().message);
+    notifier.notify("STATUS=Not started: " + prepared.error().message);
+    return fail(prepared.error());
+  }
+  started_ = true;
+
+  std::string started = "started " + kv("file", options_.config_path) + " " + runningContext();
+  if (options_.watchdog_period) {
+    // Half the period leaves the other half for a late loop iteration, as sd_watchdog_enabled(3)
+    // recommends.
+    watchdog_interval_ = std::max(*options_.watchdog_period / 2, Millis(1));
+    watchdog_timer_ = platform_.dispatcher().createTimer([this] { pingWatchdog(); });
+    watchdog_timer_->arm(watchdog_interval_);
+    started += " " + kv("watchdog", formatDuration(*options_.watchdog_period));
+  }
+  logger.log(LogLevel::kNotice, started);
+
+  std::string ready = "READY=1\nSTATUS=Running " + describeRunning();
+  if (options_.main_pid) ready += "\nMAINPID=" + std::to_string(*options_.main_pid);
+  notifier.notify(ready);
+  return {};
+}
+
+void Director::applyHeld() {
+  std::vector<resources::HeldResource> held;
+  auto collect = [&held](resources::Subsystem& s) {
+    for (auto& h : s.held()) {
+      if (h.resource) held.push_back(std::move(h));
+    }
+  };
+  collect(*cluster_);
+  for (auto& s : subsystems_) collect(*s);
+  cluster_->setResources(resources::inTakeoverOrder(std::move(held)));
+}
+
+void Director::onRole(election::Role role) {
+  for (auto& s : subsystems_) s->onRole(role);
+}
+
+void Director::refuseReload(const std::string& why, size_t errors) {
+  // READY=1 ends the reload in systemd's eyes: the daemon is running, on the old config.
+  if (errors > 0) {
+    platform_.logger().log(LogLevel::kError,
+                           "config reload rejected " + kv("file", options_.config_path) + " " +
+                               kv("errors", errors) + " " + kv("kept_generation", generation_));
+    platform_.notifier().notify("READY=1\nSTATUS=Reload rejected (" + plural(errors, "error") +
+                                " in " + options_.config_path + "), keeping " + describeRunning());
+    return;
+  }
+  platform_.logger().log(LogLevel::kError, "config reload refused " +
+                                               kv("file", options_.config_path) + " " +
+                                               kv("kept_generation", generation_) + ": " + why);
+  platform_.notifier().notify("READY=1\nSTATUS=Reload refused (" + why + "), keeping " +
+                              describeRunning());
+}
+
+void Director::reloadConfig() {
+  if (stopping_ || !started_) return;
+  platform::Logger& logger = platform_.logger();
+  logger.log(LogLevel::kNotice, "reload requested " + kv("file", options_.config_path));
+  // Type=notify-reload (systemd 253+) wants MONOTONIC_USEC= with RELOADING=1 to tell this reload
+  // from an older one; 252 ignores it.
+  auto usec = std::chrono::duration_cast<std::chrono::microseconds>(
+      platform_.dispatcher().now().time_since_epoch());
+  platform_.notifier().notify("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec.count()));
+
+  config::LoadResult loaded = config::loadConfigFile(options_.config_path, platform_.files());
+  logDiagnostics(loaded.diagnostics);
+  if (!loaded.ok()) {
+    auto errors = static_cast<size_t>(loaded.diagnostics.errorCount());
+    last_reload_.reset();
+    refuseReload(plural(errors, "error") + " in the file", errors);
+    return;
+  }
+  config::Config next = std::move(*loaded.config);
+  config::ReloadDiff diff = config::diffReload(*config_, next, options_.node_name);
+  last_reload_ = diff;
+  if (!diff.accepted()) {
+    for (const config::Refusal& r : diff.refused) logger.log(LogLevel::kError, r.format());
+    std::string keys;
+    for (const config::Refusal& r : diff.refused) keys += (keys.empty() ? "" : ", ") + r.key;
+    refuseReload(keys + " cannot change while tandemd runs", 0);
+    return;
+  }
+  // Everything that can fail is tried before anything changes.
+  for (resources::Subsystem* s : [&] {
+         std::vector<resources::Subsystem*> all;
+         if (cluster_) all.push_back(cluster_.get());
+         for (auto& x : subsystems_) all.push_back(x.get());
+         return all;
+       }()) {
+    if (auto p = s->prepare(next, &*config_); !p) {
+      refuseReload(std::string(s->name()) + ": " + p.error().message, 0);
+      return;
+    }
+  }
+  if (admin_ && diff.changed("control")) {
+    if (auto g = admin_->setGroup(next.control.group); !g) {
+      refuseReload("control.group: " + g.error().message, 0);
+      return;
+    }
+  }
+  const config::Config running = std::move(*config_);
+  config_ = std::move(next);
+  ++generation_;
+  applyLogLevel();
+  if (cluster_) cluster_->configure(*config_, &running, diff);
+  for (auto& s : subsystems_) s->configure(*config_, &running, diff);
+  if (cluster_) applyHeld();
+  logger.log(LogLevel::kNotice,
+             "config reloaded " + runningContext() + " " + kv("changed", diff.changedSections()));
+  for (const config::SectionChange& c : diff.changes) {
+    logger.log(LogLevel::kNotice, "reload " + c.format());
+  }
+  platform_.notifier().notify("READY=1\nSTATUS=Running " + describeRunning() +
+                              " (reloaded: " + diff.changedSections() + ")");
+}
+
+void Director::stop(const std::string& why) {
+  platform::Logger& logger = platform_.logger();
+  if (stopping_) {
+    logger.log(LogLevel::kInfo, "already stopping " + kv("signal", why));
+    return;
+  }
+  stopping_ = true;
+  logger.log(LogLevel::kNotice, "stopping " + kv("signal", why));
+  platform_.notifier().notify("STOPPING=1\nSTATUS=Stopping on " + why);
+  cluster::ClusterNode* node = clusterNode();
+  if (node && election::holdsResources(node->role())) {
+    // A clean stop is a planned handover: release in reverse order and tell the peers, so the
+    // next ACTIVE takes over at once instead of after dead_time.
+    logger.log(LogLevel::kNotice, "handing over before stopping " +
+                                      kv("timeout", formatDuration(options_.stop_timeout)));
+    node->setStandby(true);
+    stop_deadline_ = platform_.dispatcher().now() + options_.stop_timeout;
+    stop_timer_ = platform_.dispatcher().createTimer([this] {
+      cluster::ClusterNode* n = clusterNode();
+      if (!n || !election::holdsResources(n->role()) ||
+          platform_.dispatcher().now() >= stop_deadline_) {
+        finishStop();
+      } else {
+        stop_timer_->arm(Millis(20));
+      }
+    });
+    stop_timer_->arm(Millis(20));
+    return;
+  }
+  finishStop();
+}
+
+void Director::finishStop() {
+  if (watchdog_timer_) watchdog_timer_->cancel();
+  platform_.dispatcher().stop();
+}
+
+nlohmann::json Director::status() {
+  nlohmann::json j = cluster_ ? cluster_->status() : nlohmann::json(nullptr);
+  if (j.is_null()) {
+    j = {{"cluster", config_ ? config_->cluster.name : ""},
+         {"local_node", nullptr},
+         {"active", nullptr},
+         {"quorate", false},
+         {"nodes", nlohmann::json::array()}};
+    if (!cluster_) return j;
+  }
+  j["config_generation"] = generation_;
+  for (auto& s : subsystems_) {
+    nlohmann::json part = s->status();
+    if (part.is_object()) j.update(part);
+  }
+  return j;
+}
+
+Result<nlohmann::json> Director::standby(const std::string& node, bool on) {
+  return command("standby", {{"node", node}, {"on", on}});
+}
+
+Result<nlohmann::json> Director::move(const std::string& target) {
+  return command("move", {{"target", target}});
+}
+
+Result<nlohmann::json> Director::clear() { return command("clear", nlohmann::json::object()); }
+
+Result<nlohmann::json> Director::reload() {
+  uint64_t before = generation_;
+  reloadConfig();
+  nlohmann::json j{{"generation", generation_}, {"accepted", generation_ != before}};
+  if (last_reload_) {
+    j["changed"] = last_reload_->changedSections();
+    nlohmann::json refused = nlohmann::json::array();
+    for (const auto& r : last_reload_->refused) refused.push_back(r.format());
+    j["refused"] = refused;
+  }
+  return j;
+}
+
+Result<nlohmann::json> Director::ipvs() { return command("ipvs", nlohmann::json::object()); }
+
+void Director::pingWatchdog() {
+  platform_.notifier().notify("WATCHDOG=1");
+  watchdog_timer_->arm(watchdog_interval_);
+}
+
+void Director::logDiagnostics(const config::Diagnostics& diagnostics) {
+  for (const config::Diagnostic& d : diagnostics.sorted()) {
+    platform_.logger().log(
+        d.severity == config::Diagnostic::Severity::kError ? LogLevel::kError : LogLevel::kWarning,
+        d.format());
+  }
+}
+
+void Director::applyLogLevel() {
+  // The loader accepts only known level names, so a miss here keeps the current level.
+  if (auto level = platform::parseLogLevel(config_->daemon.log_level)) {
+    platform_.logger().setLevel(*level);
+  }
+}
+
+std::string Director::describeRunning() const {
+  return "config generation " + std::to_string(generation_) + ": cluster " + config_->cluster.name +
+         ", " + plural(config_->nodes.size(), "node");
+}
+
+std::string Director::runningContext() const {
+  return kv("generation", generation_) + " " + kv("cluster", config_->cluster.name) + " " +
+         kv("nodes", config_->nodes.size()) + " " + kv("vips", config_->vips.size()) + " " +
+         kv("services", config_->virtual_servers.size());
+}
+
+}  // namespace tandem::director

@@ -1,0 +1,112 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/duration.h"
+#include "common/result.h"
+#include "config/config.h"
+#include "config/config_diff.h"
+#include "config/diagnostics.h"
+#include "core/subsystem.h"
+#include "director/cluster_subsystem.h"
+#include "ipc/admin_handler.h"
+#include "platform/platform.h"
+
+namespace tandem::director {
+
+struct DirectorOptions {
+  std::string config_path;
+  std::string node_name;  // this director's [[node]]
+  // WATCHDOG_USEC: the service manager kills the daemon after this long without a ping, so
+  // pings go out at half of it. Unset: no watchdog.
+  std::optional<Millis> watchdog_period;
+  // Set when tandemd forked away from the process the service manager started, so that
+  // READY=1 names the process to supervise.
+  std::optional<int> main_pid;
+  // A clean stop hands the services over first; this long at most.
+  Millis stop_timeout{10000};
+  // Join the cluster and serve `tandem` (a config check or a test of the process object
+  // alone may run without them).
+  bool with_cluster = true;
+};
+
+// One director: the running config, its subsystems (the cluster, then those of the registry,
+// subsystem_registry.h), the signals, readiness, the watchdog, reloads and the admin channel.
+// Everything it touches comes from the Platform, so tests run two or three of them on one
+// simulated dispatcher; it never blocks and never sleeps.
+class Director final : public ipc::AdminHandler, private resources::CommandTable {
+ public:
+  Director(platform::Platform& platform, DirectorOptions options);
+  ~Director() override;
+  Director(const Director&) = delete;
+  Director& operator=(const Director&) = delete;
+
+  // Loads the config, builds and starts every subsystem, watches TERM, INT and HUP, serves
+  // `tandem`, sends READY=1 with a STATUS= and starts the watchdog. An invalid config is logged
+  // diagnostic by diagnostic and fails the start; the process then exits 1.
+  [[nodiscard]] Result<void> start();
+
+  // Loads the file again and applies every section, or refuses (naming each key that cannot
+  // change live, with both values) and keeps the running config and state. HUP calls it.
+  void reloadConfig();
+  // SIGTERM: hands the services over, then stops the loop.
+  void stop(const std::string& why);
+
+  // The running config; only after start() succeeded.
+  const config::Config& config() const { return *config_; }
+  // 1 for the config start() loaded, one more for each reload that was accepted.
+  uint64_t generation() const { return generation_; }
+  bool stopping() const { return stopping_; }
+  cluster::ClusterNode* clusterNode() { return cluster_ ? cluster_->node() : nullptr; }
+  // The subsystem of that name; null when there is none.
+  resources::Subsystem* subsystem(std::string_view name);
+  // What the last reload said: accepted or refused, and why.
+  const std::optional<config::ReloadDiff>& lastReload() const { return last_reload_; }
+
+  // ipc::AdminHandler: what `tandem` asks for.
+  nlohmann::json status() override;
+  Result<nlohmann::json> standby(const std::string& node, bool on) override;
+  Result<nlohmann::json> move(const std::string& target) override;
+  Result<nlohmann::json> clear() override;
+  Result<nlohmann::json> reload() override;
+  Result<nlohmann::json> ipvs() override;
+
+ private:
+  // resources::CommandTable
+  void add(std::string name, resources::CommandHandler handler) override;
+  Result<nlohmann::json> command(const std::string& name, const nlohmann::json& args);
+
+  void onRole(election::Role role);
+  void applyHeld();
+  void finishStop();
+  void pingWatchdog();
+  void logDiagnostics(const config::Diagnostics& diagnostics);
+  void applyLogLevel();
+  void refuseReload(const std::string& why, size_t errors);
+  std::string describeRunning() const;
+  std::string runningContext() const;
+
+  platform::Platform& platform_;
+  DirectorOptions options_;
+  std::optional<config::Config> config_;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+  bool started_ = false;
+  Millis watchdog_interval_{0};
+  std::unique_ptr<loop::Timer> watchdog_timer_;
+  std::vector<std::unique_ptr<loop::SignalWatch>> signal_watches_;
+  // The cluster first: it drives the held chain that the others fill.
+  std::unique_ptr<ClusterSubsystem> cluster_;
+  std::vector<std::unique_ptr<resources::Subsystem>> subsystems_;
+  std::map<std::string, resources::CommandHandler, std::less<>> commands_;
+  std::unique_ptr<platform::AdminServer> admin_;
+  std::optional<config::ReloadDiff> last_reload_;
+  std::unique_ptr<loop::Timer> stop_timer_;
+  loop::MonoTime stop_deadline_{};
+};
+
+}  // namespace tandem::director

@@ -1,0 +1,68 @@
+#include "director/subsystem_registry.h"
+
+#include "ipvs/ipvs_subsystem.h"
+#include "vip/vip_subsystem.h"
+
+namespace tandem::director {
+
+namespace {
+
+using platform::LogLevel;
+
+std::unique_ptr<resources::Subsystem> makeIpvs(platform::Platform& p, const std::string& self) {
+  resources::ipvs::IpvsDeps deps{
+      p.dispatcher(),
+      [&p] { return p.openIpvs(); },
+      [&p](const std::string& state_dir) { return p.openIpvsOwned(state_dir); },
+      [&p](resources::ipvs::IpvsLogLevel l, const std::string& line) {
+        using L = resources::ipvs::IpvsLogLevel;
+        p.logger().log(l == L::kError     ? LogLevel::kError
+                       : l == L::kWarning ? LogLevel::kWarning
+                       : l == L::kNotice  ? LogLevel::kNotice
+                                          : LogLevel::kInfo,
+                       line);
+      },
+      &p.sysctlReader(),
+      &p.sysctlWriter()};
+  return std::make_unique<resources::ipvs::IpvsSubsystem>(std::move(deps), self);
+}
+
+std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std::string& self) {
+  resources::VipDeps deps{
+      p.dispatcher(), [&p] { return p.openAddressTable(); }, p.packetSockets(),
+      // The NA's router flag follows the interface's forwarding, as the kernel's own NAs do.
+      [&p](const std::string& interface) {
+        auto forwarding = p.sysctlReader().read(
+            resources::sysctl::sysctlKey({"net", "ipv6", "conf", interface, "forwarding"}));
+        return forwarding && *forwarding == "1";
+      },
+      [&p](resources::VipLogLevel l, const std::string& line) {
+        using V = resources::VipLogLevel;
+        p.logger().log(l == V::kError     ? LogLevel::kError
+                       : l == V::kWarning ? LogLevel::kWarning
+                       : l == V::kNotice  ? LogLevel::kNotice
+                                          : LogLevel::kInfo,
+                       line);
+      },
+      [&p](resources::announce::Severity sev, const std::string& line) {
+        using S = resources::announce::Severity;
+        p.logger().log(sev == S::kWarning ? LogLevel::kWarning
+                       : sev == S::kInfo  ? LogLevel::kInfo
+                                          : LogLevel::kDebug,
+                       line);
+      }};
+  return std::make_unique<resources::VipSubsystem>(std::move(deps), self);
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Platform& platform,
+                                                                   const std::string& self) {
+  std::vector<std::unique_ptr<resources::Subsystem>> out;
+  // IPVS first: the table is ready on every director before an election makes it ACTIVE.
+  out.push_back(makeIpvs(platform, self));
+  out.push_back(makeVips(platform, self));
+  return out;
+}
+
+}  // namespace tandem::director

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/subsystem.h"
+#include "platform/platform.h"
+
+// The parts of a director besides the cluster, in the order they are configured and asked for
+// status. A new subsystem (health checks, connection sync, metrics) is one line in
+// subsystem_registry.cpp: the director itself does not change.
+namespace tandem::director {
+
+std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Platform& platform,
+                                                                   const std::string& self);
+
+}  // namespace tandem::director

@@ -1,0 +1,122 @@
+#include "platform/linux_platform.h"
+
+#include <openssl/rand.h>
+
+#include <chrono>
+
+#include "cluster/udp_link.h"
+#include "corosync/cmap_nodelist.h"
+#include "corosync/cpg_bus.h"
+#include "ipc/ipc_server.h"
+#include "ipvs/ipvs_netlink.h"
+#include "ping/raw_echo_transport.h"
+#include "vip/netlink_address_table.h"
+
+namespace tandem::platform {
+
+namespace {
+
+class QuorumHandle final : public Handle {
+ public:
+  explicit QuorumHandle(std::unique_ptr<corosync::QuorumWatch> watch) : watch_(std::move(watch)) {}
+
+ private:
+  std::unique_ptr<corosync::QuorumWatch> watch_;
+};
+
+class IpcAdminServer final : public AdminServer {
+ public:
+  explicit IpcAdminServer(std::unique_ptr<ipc::IpcServer> server) : server_(std::move(server)) {}
+  Result<void> setGroup(const std::string& group) override { return server_->setGroup(group); }
+
+ private:
+  std::unique_ptr<ipc::IpcServer> server_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<LinuxPlatform>> LinuxPlatform::create(QbLogger& logger) {
+  auto dispatcher = loop::QbDispatcher::create();
+  if (!dispatcher) return fail(dispatcher.error());
+  return std::unique_ptr<LinuxPlatform>(new LinuxPlatform(std::move(*dispatcher), logger));
+}
+
+LinuxPlatform::LinuxPlatform(std::unique_ptr<loop::QbDispatcher> dispatcher, QbLogger& logger)
+    : dispatcher_(std::move(dispatcher)),
+      logger_(logger),
+      notifier_(logger),
+      children_(std::make_unique<process::PosixChildRunner>(*dispatcher_)) {}
+
+LinuxPlatform::~LinuxPlatform() = default;
+
+uint64_t LinuxPlatform::wallClockMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+uint16_t LinuxPlatform::random16() {
+  uint16_t random = 0;
+  RAND_bytes(reinterpret_cast<unsigned char*>(&random), sizeof random);
+  return random;
+}
+
+Result<std::unique_ptr<corosync::GroupBus>> LinuxPlatform::openGroupBus(
+    corosync::GroupBusListener& listener, const std::string& group) {
+  auto bus = corosync::CpgBus::create(*dispatcher_, listener, group);
+  if (!bus) return fail(bus.error());
+  return std::unique_ptr<corosync::GroupBus>(std::move(*bus));
+}
+
+Result<std::unique_ptr<Handle>> LinuxPlatform::watchQuorum(corosync::QuorumListener& listener) {
+  auto q = corosync::QuorumWatch::create(*dispatcher_, listener);
+  if (!q) return fail(q.error());
+  return std::unique_ptr<Handle>(std::make_unique<QuorumHandle>(std::move(*q)));
+}
+
+Result<std::vector<corosync::NodelistEntry>> LinuxPlatform::readNodelist() {
+  return corosync::readNodelist();
+}
+
+Result<std::unique_ptr<cluster::FrameLink>> LinuxPlatform::openFrameLink(
+    uint16_t port, cluster::FrameLink::OnFrame on_frame) {
+  auto link = cluster::UdpLink::open(*dispatcher_, port, std::move(on_frame));
+  if (!link) return fail(link.error());
+  return std::unique_ptr<cluster::FrameLink>(std::move(*link));
+}
+
+ping::MakeEchoTransport LinuxPlatform::echoTransports() {
+  return [this](bool v4, bool v6, ping::OnIcmp on_icmp) {
+    return ping::RawEchoTransport::open(*dispatcher_, v4, v6, std::move(on_icmp));
+  };
+}
+
+Result<std::shared_ptr<resources::AddressTable>> LinuxPlatform::openAddressTable() {
+  auto t = resources::NetlinkAddressTable::open();
+  if (!t) return fail(t.error());
+  return std::shared_ptr<resources::AddressTable>(std::move(*t));
+}
+
+Result<std::unique_ptr<resources::ipvs::Kernel>> LinuxPlatform::openIpvs() {
+  auto k = resources::ipvs::NetlinkKernel::open();
+  if (!k) return fail(k.error());
+  return std::unique_ptr<resources::ipvs::Kernel>(std::move(*k));
+}
+
+std::unique_ptr<resources::ipvs::OwnedStore> LinuxPlatform::openIpvsOwned(
+    const std::string& state_dir) {
+  return std::make_unique<resources::ipvs::OwnedFile>(state_dir + "/ipvs-owned");
+}
+
+Result<std::unique_ptr<AdminServer>> LinuxPlatform::serveAdmin(ipc::AdminHandler& handler,
+                                                               const AdminServerOptions& options) {
+  ipc::IpcServerOptions o;
+  o.name = options.name;
+  o.group = options.group;
+  o.audit = [this](std::string_view line) { logger_.log(LogLevel::kNotice, std::string(line)); };
+  auto server = ipc::IpcServer::create(*dispatcher_, handler, users_, std::move(o));
+  if (!server) return fail(server.error());
+  return std::unique_ptr<AdminServer>(std::make_unique<IpcAdminServer>(std::move(*server)));
+}
+
+}  // namespace tandem::platform

@@ -1,0 +1,150 @@
+#include "ipvs/ipvs_subsystem.h"
+
+#include <utility>
+
+#include "ipvs/ipvs_json.h"
+#include "sysctl/sysctl_apply.h"
+
+namespace tandem::resources::ipvs {
+
+namespace {
+
+// IPVS's place in the takeover order. The table is already there on every director, so a
+// takeover never waits for the kernel here: it only makes sure a verify pass follows soon when
+// the last one did not succeed.
+class TakeoverStep final : public Resource {
+ public:
+  explicit TakeoverStep(IpvsSubsystem& ipvs) : ipvs_(ipvs) {}
+  std::string_view name() const override { return "ipvs-table"; }
+  void start(Done done) override {
+    ipvs_.onTakeover();
+    done(Result<void>());
+  }
+  void stop(Done done) override { done(Result<void>()); }
+  void monitor(Done done) override { done(Result<void>()); }
+  bool present() const override { return false; }
+  nlohmann::json describe() const override {
+    const IpvsReconcileLoop* loop = ipvs_.reconcileLoop();
+    return {{"kept", ipvs_.running()},
+            {"in_sync", loop != nullptr && loop->lastPassOk()},
+            {"passes", loop != nullptr ? loop->passes() : 0}};
+  }
+
+ private:
+  IpvsSubsystem& ipvs_;
+};
+
+}  // namespace
+
+IpvsSubsystem::IpvsSubsystem(IpvsDeps deps, std::string self)
+    : deps_(std::move(deps)), self_(std::move(self)) {
+  takeover_step_ = std::make_shared<TakeoverStep>(*this);
+}
+
+IpvsSubsystem::~IpvsSubsystem() { shutdown(); }
+
+void IpvsSubsystem::shutdown() {
+  if (loop_) loop_->stop();
+  if (retry_) retry_->cancel();
+}
+
+void IpvsSubsystem::log(IpvsLogLevel level, const std::string& line) const {
+  if (deps_.log) deps_.log(level, line);
+}
+
+void IpvsSubsystem::checkKernelSettings(const config::Config& cfg) {
+  if (deps_.sysctl_reader == nullptr) return;
+  const config::Node* self = cfg.findNode(self_);
+  std::vector<std::string> interfaces = self ? self->interfaces : std::vector<std::string>{};
+  sysctl::SysctlWriter* writer = cfg.ipvs.set_sysctls ? deps_.sysctl_writer : nullptr;
+  for (const auto& line : sysctl::checkSysctls(cfg, interfaces, *deps_.sysctl_reader, writer)) {
+    log(line.level == sysctl::LineLevel::kWarning ? IpvsLogLevel::kWarning : IpvsLogLevel::kNotice,
+        line.text);
+  }
+}
+
+void IpvsSubsystem::configure(const config::Config& next, const config::Config* running,
+                              const config::ReloadDiff& diff) {
+  const bool relevant = running == nullptr || diff.changed("virtual_servers") ||
+                        diff.changed("ipvs") || diff.changed("nodes");
+  config_ = next;
+  if (relevant) checkKernelSettings(next);
+  if (loop_) {
+    // Also when the reload dropped every service: the loop removes the ones tandem added.
+    if (relevant) loop_->configure(*config_);
+    return;
+  }
+  if (config_->virtual_servers.empty()) {
+    if (retry_) retry_->cancel();
+    return;
+  }
+  tryOpen();
+}
+
+std::vector<HeldResource> IpvsSubsystem::held() { return {{Stage::kIpvs, takeover_step_}}; }
+
+void IpvsSubsystem::onTakeover() {
+  if (loop_ && !loop_->lastPassOk()) {
+    log(IpvsLogLevel::kWarning,
+        "taking over with an IPVS table whose last pass did not complete; verifying it now");
+    loop_->reconcileNow();
+  }
+}
+
+void IpvsSubsystem::registerCommands(CommandTable& table) {
+  table.add("ipvs", [this](const nlohmann::json&) { return show(); });
+}
+
+void IpvsSubsystem::tryOpen() {
+  if (loop_ || !config_ || config_->virtual_servers.empty()) return;
+  auto kernel =
+      deps_.open
+          ? deps_.open()
+          : Result<std::unique_ptr<Kernel>>(fail(ErrorCode::kUnavailable, "no IPVS backend"));
+  const std::string every = formatDuration(config_->ipvs.monitor_interval);
+  if (!kernel) {
+    if (kernel.error().message != open_error_) {
+      open_error_ = kernel.error().message;
+      log(IpvsLogLevel::kError, "IPVS is not available: " + open_error_ +
+                                    "; the cluster and the VIPs run without the " +
+                                    std::to_string(config_->virtual_servers.size()) +
+                                    " virtual server(s), trying again every " + every);
+    }
+    if (!retry_) retry_ = deps_.dispatcher.createTimer([this] { tryOpen(); });
+    retry_->arm(config_->ipvs.monitor_interval);
+    return;
+  }
+  if (retry_) retry_->cancel();
+  const bool recovered = !open_error_.empty();
+  open_error_.clear();
+  kernel_ = std::move(*kernel);
+  if (deps_.open_owned) owned_store_ = deps_.open_owned(config_->daemon.state_dir);
+  loop_ = std::make_unique<IpvsReconcileLoop>(
+      deps_.dispatcher, *kernel_, [this](IpvsLogLevel l, const std::string& line) { log(l, line); },
+      owned_store_.get());
+  log(IpvsLogLevel::kNotice,
+      std::string(recovered ? "IPVS is available now; " : "") +
+          "keeping the IPVS table on this director whatever its role services=" +
+          std::to_string(config_->virtual_servers.size()) + " monitor_interval=" + every);
+  loop_->configure(*config_);
+}
+
+Result<nlohmann::json> IpvsSubsystem::show() {
+  if (!loop_) {
+    if (!open_error_.empty()) {
+      return fail(ErrorCode::kUnavailable,
+                  "IPVS is not available on this director: " + open_error_ +
+                      " (tandemd tries again every " +
+                      formatDuration(config_->ipvs.monitor_interval) + ")");
+    }
+    return fail(ErrorCode::kUnavailable,
+                "tandemd manages no IPVS services: the config has no [[virtual_server]]");
+  }
+  auto table = kernel_->dump();
+  if (!table) {
+    return fail(table.error().code, "cannot read the IPVS table: " + table.error().message);
+  }
+  return ipvsJson(*table, *config_, IpvsView{loop_->lastPassOk(), config_->ipvs.monitor_interval});
+}
+
+}  // namespace tandem::resources::ipvs

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "config/config.h"
+#include "core/subsystem.h"
+#include "ipvs/ipvs_model.h"
+#include "ipvs/reconciler.h"
+#include "loop/dispatcher.h"
+#include "sysctl/sysctl_access.h"
+
+namespace tandem::resources::ipvs {
+
+// Opens the kernel's IPVS table (the platform's generic netlink socket, or a fake).
+using OpenIpvsKernel = std::function<Result<std::unique_ptr<Kernel>>()>;
+// Where the services tandem owns are kept across a restart, given [daemon] state_dir (the
+// platform passes an OwnedFile at <state_dir>/ipvs-owned). Unset: only in memory.
+using OpenOwnedStore = std::function<std::unique_ptr<OwnedStore>(const std::string& state_dir)>;
+
+struct IpvsDeps {
+  loop::Dispatcher& dispatcher;
+  OpenIpvsKernel open;
+  OpenOwnedStore open_owned;  // may be unset
+  IpvsLog log;
+  // The kernel settings the forwarding methods need, checked at every config (and set with
+  // [ipvs] set_sysctls). Unset: not checked.
+  const sysctl::SysctlReader* sysctl_reader = nullptr;
+  sysctl::SysctlWriter* sysctl_writer = nullptr;
+};
+
+// The IPVS table on this director, whatever its role: the backup's table is ready for a
+// takeover and for the sync daemon's connections. Built from each loaded config (start and
+// reload). A config without [[virtual_server]] opens nothing, so a director without IPVS runs.
+// A kernel without IPVS is an error logged once; the daemon runs on (cluster and VIPs work) and
+// tries again every [ipvs] monitor_interval. Not a start/stop resource: in the takeover order
+// (Stage::kIpvs) it only asks for a verify pass if the table is not known to be in place.
+// Answers `tandem ipvs show`.
+class IpvsSubsystem final : public Subsystem {
+ public:
+  IpvsSubsystem(IpvsDeps deps, std::string self);
+  IpvsSubsystem(const IpvsSubsystem&) = delete;
+  IpvsSubsystem& operator=(const IpvsSubsystem&) = delete;
+  ~IpvsSubsystem() override;
+
+  std::string_view name() const override { return "ipvs"; }
+  void configure(const config::Config& next, const config::Config* running,
+                 const config::ReloadDiff& diff) override;
+  std::vector<HeldResource> held() override;
+  void registerCommands(CommandTable& table) override;
+  void shutdown() override;
+
+  // The ipvs answer of protocol.h.
+  [[nodiscard]] Result<nlohmann::json> show();
+
+  // The table is kept (the kernel could be opened).
+  bool running() const { return loop_ != nullptr; }
+  const IpvsReconcileLoop* reconcileLoop() const { return loop_.get(); }
+  // A takeover found the table not yet verified and asked for a pass.
+  void onTakeover();
+
+ private:
+  void tryOpen();
+  void checkKernelSettings(const config::Config& cfg);
+  void log(IpvsLogLevel level, const std::string& line) const;
+
+  IpvsDeps deps_;
+  std::string self_;
+  std::optional<config::Config> config_;
+  // Declared before the loop, which holds references to them. The owned store is opened with
+  // the kernel, from the state_dir of that moment.
+  std::unique_ptr<Kernel> kernel_;
+  std::unique_ptr<OwnedStore> owned_store_;
+  std::unique_ptr<IpvsReconcileLoop> loop_;
+  std::unique_ptr<loop::Timer> retry_;
+  std::string open_error_;  // why the kernel could not be opened; "" when it was
+  std::shared_ptr<Resource> takeover_step_;
+};
+
+}  // namespace tandem::resources::ipvs

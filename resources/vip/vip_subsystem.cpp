@@ -1,0 +1,91 @@
+#include "vip/vip_subsystem.h"
+
+#include <algorithm>
+
+namespace tandem::resources {
+
+namespace {
+
+// What the address resource depends on; the rest of a [[vip]] is the announcer's.
+bool sameAddress(const config::Vip& a, const config::Vip& b) {
+  return a.address == b.address && a.interface == b.interface && a.label == b.label;
+}
+
+}  // namespace
+
+VipSubsystem::VipSubsystem(VipDeps deps, std::string self)
+    : deps_(std::move(deps)), self_(std::move(self)) {}
+
+Result<std::vector<config::Vip>> VipSubsystem::mine(const config::Config& next) const {
+  std::vector<config::Vip> out;
+  const config::Node* node = next.findNode(self_);
+  if (node == nullptr) {
+    return fail(ErrorCode::kNotFound, "node " + self_ + " is not a [[node]] in " + next.source);
+  }
+  for (const config::Vip& vip : next.vips) {
+    if (std::find(node->interfaces.begin(), node->interfaces.end(), vip.interface) ==
+        node->interfaces.end()) {
+      continue;
+    }
+    if (!vip.label.empty()) {
+      if (vip.address.address.family != Family::kInet) {
+        return fail(ErrorCode::kInvalidArgument,
+                    "VIP " + vip.address.toString() + ": labels are for IPv4 addresses only");
+      }
+      if (auto r = rtnl::validateLabel(vip.label, vip.interface); !r) {
+        return fail(r.error().code, "VIP " + vip.address.toString() + ": " + r.error().message);
+      }
+    }
+    out.push_back(vip);
+  }
+  return out;
+}
+
+Result<void> VipSubsystem::prepare(const config::Config& next, const config::Config* running) {
+  (void)running;
+  auto vips = mine(next);
+  if (!vips) return fail(vips.error());
+  if (!vips->empty() && !table_) {
+    auto t = deps_.open_table();
+    if (!t) return fail(t.error());
+    table_ = std::move(*t);
+  }
+  prepared_ = std::move(*vips);
+  return {};
+}
+
+void VipSubsystem::configure(const config::Config& next, const config::Config* running,
+                             const config::ReloadDiff& diff) {
+  (void)next;
+  (void)running;
+  (void)diff;
+  std::vector<Entry> kept;
+  for (const config::Vip& vip : prepared_) {
+    auto old = std::find_if(entries_.begin(), entries_.end(),
+                            [&](const Entry& e) { return sameAddress(e.vip, vip); });
+    Entry e;
+    e.vip = vip;
+    if (old != entries_.end()) {
+      e.address = old->address;
+      if (old->vip == vip) e.announcer = old->announcer;
+    } else {
+      e.address = std::make_shared<VipResource>(vip, table_, deps_.log);
+    }
+    if (!e.announcer) {
+      e.announcer = std::make_shared<announce::AnnounceResource>(
+          vip, deps_.dispatcher, deps_.sockets, deps_.announce_log, deps_.forwards);
+    }
+    kept.push_back(std::move(e));
+  }
+  entries_ = std::move(kept);
+  prepared_.clear();
+}
+
+std::vector<HeldResource> VipSubsystem::held() {
+  std::vector<HeldResource> out;
+  for (const Entry& e : entries_) out.push_back({Stage::kVips, e.address});
+  for (const Entry& e : entries_) out.push_back({Stage::kAnnounce, e.announcer});
+  return out;
+}
+
+}  // namespace tandem::resources

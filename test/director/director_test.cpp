@@ -1,0 +1,538 @@
+// Two and three whole directors in one process: each a Director on its own FakePlatform, all on
+// one simulated dispatcher, joined by a FakeWorld that carries their UDP frames and CPG
+// messages and can cut or partition them. Nothing here sleeps; an hour of timers runs in
+// milliseconds.
+#include "director/director.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "director/fake_platform.h"
+#include "wire/frame.h"
+
+namespace tandem::director {
+namespace {
+
+using namespace std::chrono_literals;
+using election::Role;
+using fakes::FakePlatform;
+using platform::LogLevel;
+
+constexpr char kPath[] = "/etc/tandem/tandem.conf";
+
+struct NodeSpec {
+  std::string name;
+  int priority;
+  std::string address;
+};
+
+// What the test varies in the config; everything else is as the shipped timers have it.
+struct Conf {
+  std::vector<NodeSpec> nodes;
+  std::vector<std::string> vips = {"198.51.100.50/32"};
+  std::vector<int> keys = {1};
+  int active_key = 1;
+  std::string failback = "manual";
+  std::string heartbeat_interval = "200ms";
+  std::string group = "tandem";
+  std::string control_group = "root";
+  std::string log_level = "info";
+  std::string fence;  // a command line, or none
+  std::vector<std::string> real_servers = {"203.0.113.11:80"};
+
+  std::string text() const {
+    std::string t = "[cluster]\nname = \"t\"\ngroup = \"" + group + "\"\nheartbeat_interval = \"" +
+                    heartbeat_interval + "\"\ndead_time = \"1s\"\nfailback = \"" + failback +
+                    "\"\n";
+    if (keys.size() > 1) t += "active_key = " + std::to_string(active_key) + "\n";
+    for (int k : keys) {
+      t += "[[cluster.key]]\nid = " + std::to_string(k) + "\nfile = \"authkey." +
+           std::to_string(k) + "\"\n";
+    }
+    if (!fence.empty()) t += "[cluster.fence]\ncommand = \"" + fence + "\"\n";
+    for (const auto& n : nodes) {
+      t += "[[node]]\nname = \"" + n.name + "\"\naddress = \"" + n.address +
+           "\"\npriority = " + std::to_string(n.priority) + "\ninterfaces = [\"eth0\"]\n";
+    }
+    for (const auto& v : vips) t += "[[vip]]\naddress = \"" + v + "\"\ninterface = \"eth0\"\n";
+    t += "[[virtual_server]]\nname = \"web\"\naddress = \"198.51.100.50:80\"\n";
+    for (const auto& r : real_servers) {
+      t += "[[virtual_server.real_server]]\naddress = \"" + r + "\"\n";
+    }
+    t += "[control]\ngroup = \"" + control_group + "\"\n[daemon]\nlog_level = \"" + log_level +
+         "\"\n";
+    return t;
+  }
+};
+
+class Cluster : public ::testing::Test {
+ protected:
+  void build(std::vector<NodeSpec> nodes) {
+    conf_.nodes = std::move(nodes);
+    std::vector<corosync::NodelistEntry> nodelist;
+    uint32_t id = 1;
+    for (const auto& n : conf_.nodes) nodelist.push_back({id++, n.name, n.address});
+    id = 1;
+    for (const auto& n : conf_.nodes) {
+      platforms_[n.name] = std::make_unique<FakePlatform>(world_, n.name, id++,
+                                                          *IpAddress::parse(n.address), nodelist);
+      writeKeys(n.name);
+      platforms_[n.name]->fileSystem().write(kPath, conf_.text());
+    }
+  }
+  void writeKeys(const std::string& node) {
+    for (int k : {1, 2, 3}) {
+      platforms_[node]->fileSystem().write("/etc/tandem/authkey." + std::to_string(k),
+                                           std::string(32, static_cast<char>('a' + k)), 0600);
+    }
+  }
+  void writeConf(const std::string& node, const Conf& c) {
+    platforms_[node]->fileSystem().write(kPath, c.text());
+  }
+  void start(const std::string& node) {
+    DirectorOptions o;
+    o.config_path = kPath;
+    o.node_name = node;
+    directors_[node] = std::make_unique<Director>(*platforms_[node], o);
+    auto started = directors_[node]->start();
+    ASSERT_TRUE(started) << node << ": " << started.error().message;
+  }
+  void startAll() {
+    for (const auto& n : conf_.nodes) start(n.name);
+  }
+  void kill(const std::string& node) { directors_.erase(node); }
+
+  Role role(const std::string& node) {
+    auto it = directors_.find(node);
+    if (it == directors_.end() || !it->second->clusterNode()) return Role::kInit;
+    return it->second->clusterNode()->role();
+  }
+  std::vector<std::string> active() {
+    std::vector<std::string> out;
+    for (auto& [name, d] : directors_) {
+      if (role(name) == Role::kActive) out.push_back(name);
+    }
+    return out;
+  }
+  bool holdsVip(const std::string& node, const char* vip = "198.51.100.50/32") {
+    return platforms_[node]->addresses().find("eth0", vip).has_value();
+  }
+  // Advances in 10 ms steps, failing the test at the first step where two are ACTIVE.
+  void run(Millis d) {
+    for (Millis t{0}; t < d; t += 10ms) {
+      sim_.advance(10ms);
+      ASSERT_LE(active().size(), 1u) << "two ACTIVE directors at +" << t.count() << " ms";
+    }
+  }
+  // Advances until pred holds (10 ms steps, never two ACTIVE); returns how long it took.
+  template <typename Pred>
+  std::optional<Millis> runUntil(Millis limit, Pred pred, bool allow_two = false) {
+    for (Millis t{0}; t <= limit; t += 10ms) {
+      if (pred()) return t;
+      sim_.advance(10ms);
+      if (!allow_two) {
+        EXPECT_LE(active().size(), 1u) << "two ACTIVE directors at +" << t.count() << " ms";
+      }
+    }
+    return std::nullopt;
+  }
+  void reload(const std::string& node) {
+    ASSERT_TRUE(platforms_[node]->nodeDispatcher().deliver(loop::Signal::kHangup));
+  }
+  std::vector<std::string> journalOf(const std::string& node, size_t from = 0) {
+    std::vector<std::string> out;
+    for (size_t i = from; i < world_.journal.size(); ++i) {
+      const std::string& l = world_.journal[i];
+      if (l.rfind(node + ": ", 0) == 0) out.push_back(l.substr(node.size() + 2));
+    }
+    return out;
+  }
+  const wire::FrameCounters& counters(const std::string& node) {
+    return directors_[node]->clusterNode()->frameCounters();
+  }
+
+  fakes::SimDispatcher sim_;
+  fakes::FakeWorld world_{sim_};
+  Conf conf_;
+  std::map<std::string, std::unique_ptr<FakePlatform>> platforms_;
+  // Declared last: directors go before the platforms they run on.
+  std::map<std::string, std::unique_ptr<Director>> directors_;
+
+  void TearDown() override { directors_.clear(); }
+};
+
+const std::vector<NodeSpec> kPair = {{"a", 200, "198.51.100.1"}, {"b", 100, "198.51.100.2"}};
+const std::vector<NodeSpec> kTrio = {
+    {"a", 200, "198.51.100.1"}, {"b", 150, "198.51.100.2"}, {"c", 100, "198.51.100.3"}};
+
+// --- start, failures, moves -------------------------------------------------------------------
+
+TEST_F(Cluster, APairElectsTheHigherPriorityAndOnlyItHoldsTheVip) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(2s);
+  EXPECT_EQ(role("b"), Role::kBackup);
+  EXPECT_TRUE(holdsVip("a"));
+  EXPECT_FALSE(holdsVip("b"));
+  // The IPVS table is kept on both, whatever the role.
+  EXPECT_EQ(platforms_["a"]->ipvsKernel().table().services.size(), 1u);
+  EXPECT_EQ(platforms_["b"]->ipvsKernel().table().services.size(), 1u);
+}
+
+TEST_F(Cluster, ThreeDirectorsElectOneAndTheNextTakesOverWhenItDies) {
+  build(kTrio);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(1s);
+  kill("a");
+  auto took = runUntil(3s, [&] { return role("b") == Role::kActive; });
+  ASSERT_TRUE(took);
+  EXPECT_LE(*took, 1300ms) << "dead_time is 1 s";
+  run(2s);
+  EXPECT_EQ(role("c"), Role::kBackup);
+  EXPECT_TRUE(holdsVip("b"));
+  EXPECT_FALSE(holdsVip("c"));
+}
+
+TEST_F(Cluster, TheBackupTakesOverWhenTheActivesLinkIsCutAndOneRemainsAfterTheHeal) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  world_.cut("a", true);
+  auto took = runUntil(
+      3s, [&] { return role("b") == Role::kActive; }, /*allow_two=*/true);
+  ASSERT_TRUE(took);
+  EXPECT_GE(*took, 800ms);
+  EXPECT_LE(*took, 1300ms);
+  world_.cut("a", false);
+  // Both held the VIP while apart (no tiebreaker here); after the heal exactly one keeps it.
+  ASSERT_TRUE(runUntil(
+      2s, [&] { return active().size() == 1; }, /*allow_two=*/true));
+  run(3s);
+  std::string winner = active().at(0);
+  std::string loser = winner == "a" ? "b" : "a";
+  EXPECT_TRUE(holdsVip(winner));
+  EXPECT_FALSE(holdsVip(loser));
+}
+
+TEST_F(Cluster, APartitionedTrioHealsToOneActive) {
+  build(kTrio);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  world_.partition("a", "b", true);
+  world_.partition("a", "c", true);
+  ASSERT_TRUE(runUntil(
+      3s, [&] { return role("b") == Role::kActive; }, true));
+  EXPECT_EQ(role("c"), Role::kBackup) << "c still hears b, which took over";
+  world_.partition("a", "b", false);
+  world_.partition("a", "c", false);
+  ASSERT_TRUE(runUntil(
+      2s, [&] { return active().size() == 1; }, true));
+  run(3s);
+  int holders = 0;
+  for (const char* n : {"a", "b", "c"}) holders += holdsVip(n) ? 1 : 0;
+  EXPECT_EQ(holders, 1);
+}
+
+TEST_F(Cluster, APlannedMoveHandsOverWithoutTwoActive) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  auto moved = directors_["a"]->move("b");
+  ASSERT_TRUE(moved) << moved.error().message;
+  auto took = runUntil(2s, [&] { return role("b") == Role::kActive; });
+  ASSERT_TRUE(took);
+  EXPECT_LT(*took, 200ms) << "a move is a handover, not a timeout";
+  run(2s);
+  EXPECT_EQ(role("a"), Role::kBackup);
+  EXPECT_TRUE(holdsVip("b"));
+  EXPECT_FALSE(holdsVip("a"));
+}
+
+TEST_F(Cluster, StopHandsOverBeforeTheLoopEnds) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  ASSERT_TRUE(platforms_["a"]->nodeDispatcher().deliver(loop::Signal::kTerminate));
+  EXPECT_FALSE(platforms_["a"]->nodeDispatcher().stopped()) << "it hands over first";
+  auto took = runUntil(2s, [&] { return role("b") == Role::kActive; });
+  ASSERT_TRUE(took);
+  EXPECT_LT(*took, 800ms) << "a handover, well before dead_time";
+  ASSERT_TRUE(runUntil(1s, [&] { return platforms_["a"]->nodeDispatcher().stopped(); }));
+  EXPECT_FALSE(holdsVip("a"));
+  EXPECT_TRUE(holdsVip("b"));
+}
+
+// --- the takeover order -------------------------------------------------------------------------
+
+TEST_F(Cluster, TakingOverRunsStateIpvsVipsAnnouncementsAndReleasingRunsThemBackwards) {
+  conf_.vips = {"198.51.100.50/32", "198.51.100.51/32"};
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  EXPECT_EQ(journalOf("a"), (std::vector<std::string>{"holder written", "add 198.51.100.50/32",
+                                                      "add 198.51.100.51/32", "announce"}));
+  std::vector<std::string> names;
+  const nlohmann::json status = directors_["a"]->status();
+  for (const auto& r : status.at("resources")) names.push_back(r.at("name"));
+  ASSERT_EQ(names.size(), 6u);
+  EXPECT_EQ(names[0], "state-file");
+  EXPECT_EQ(names[1], "ipvs-table");
+  EXPECT_EQ(names[2].rfind("vip ", 0), 0u) << names[2];
+  EXPECT_EQ(names[4].rfind("announce", 0), 0u) << names[4];
+
+  size_t mark = world_.journal.size();
+  ASSERT_TRUE(directors_["a"]->move("b"));
+  ASSERT_TRUE(runUntil(2s, [&] { return role("b") == Role::kActive; }));
+  EXPECT_EQ(journalOf("a", mark),
+            (std::vector<std::string>{"remove 198.51.100.51/32", "remove 198.51.100.50/32",
+                                      "holder removed"}));
+}
+
+TEST(TakeoverOrder, StagesSortStablyIntoTheOneOrder) {
+  class Named final : public resources::Resource {
+   public:
+    explicit Named(std::string n) : n_(std::move(n)) {}
+    std::string_view name() const override { return n_; }
+    void start(resources::Done d) override { d({}); }
+    void stop(resources::Done d) override { d({}); }
+    void monitor(resources::Done d) override { d({}); }
+    bool present() const override { return false; }
+
+   private:
+    std::string n_;
+  };
+  using resources::Stage;
+  auto r = [](const char* n) { return std::make_shared<Named>(n); };
+  auto order = resources::inTakeoverOrder({{Stage::kAnnounce, r("garp1")},
+                                           {Stage::kVips, r("vip1")},
+                                           {Stage::kIpvs, r("ipvs")},
+                                           {Stage::kVips, r("vip2")},
+                                           {Stage::kSync, r("sync")},
+                                           {Stage::kAnnounce, r("garp2")},
+                                           {Stage::kState, r("holder")}});
+  std::vector<std::string> names;
+  for (const auto& x : order) names.emplace_back(x->name());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"holder", "sync", "ipvs", "vip1", "vip2", "garp1", "garp2"}));
+}
+
+// --- reloads
+// --------------------------------------------------------------------------------------
+
+TEST_F(Cluster, AReloadAddsRemovesAndChangesVipsAndNeverTouchesOneThatStays) {
+  conf_.vips = {"198.51.100.50/32", "198.51.100.51/32", "198.51.100.52/32"};
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(1s);
+  size_t mark = world_.journal.size();
+  Conf next = conf_;
+  next.vips = {"198.51.100.50/32", "198.51.100.52/28", "198.51.100.53/32"};
+  for (const char* n : {"a", "b"}) {
+    writeConf(n, next);
+    reload(n);
+  }
+  run(1s);
+  EXPECT_EQ(directors_["a"]->generation(), 2u);
+  EXPECT_EQ(role("a"), Role::kActive) << "a reload is not a takeover";
+  auto j = journalOf("a", mark);
+  EXPECT_EQ(std::count(j.begin(), j.end(), "remove 198.51.100.50/32"), 0) << "the kept VIP";
+  EXPECT_EQ(std::count(j.begin(), j.end(), "add 198.51.100.50/32"), 0) << "the kept VIP";
+  EXPECT_EQ(std::vector<std::string>(j.begin(), j.begin() + std::min<size_t>(j.size(), 4)),
+            (std::vector<std::string>{"remove 198.51.100.52/32", "remove 198.51.100.51/32",
+                                      "add 198.51.100.52/28", "add 198.51.100.53/32"}));
+  EXPECT_TRUE(holdsVip("a", "198.51.100.50/32"));
+  EXPECT_TRUE(holdsVip("a", "198.51.100.52/28"));
+  EXPECT_TRUE(holdsVip("a", "198.51.100.53/32"));
+  EXPECT_FALSE(holdsVip("a", "198.51.100.51/32"));
+  EXPECT_FALSE(holdsVip("b", "198.51.100.53/32")) << "the BACKUP holds none of them";
+  const auto& log = platforms_["a"]->log();
+  EXPECT_EQ(log.count(LogLevel::kNotice,
+                      "reload vips: changed 198.51.100.52/32 on eth0 -> 198.51.100.52/28 on eth0; "
+                      "added 198.51.100.53/32 on eth0; removed 198.51.100.51/32 on eth0"),
+            1u);
+}
+
+uint16_t keyIdOf(const std::vector<uint8_t>& frame) {
+  auto f = wire::decodeFrame(frame);
+  return f ? f->key_id : 0;
+}
+
+TEST_F(Cluster, AKeyRotationInTheDocumentedStepsNeverSplitsThePair) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  // Step 2: key 2 beside key 1, still signing with 1.
+  Conf c = conf_;
+  c.keys = {1, 2};
+  c.active_key = 1;
+  for (const char* n : {"a", "b"}) {
+    writeConf(n, c);
+    reload(n);
+    run(500ms);
+  }
+  size_t mark = world_.group_log.size();
+  run(2s);
+  ASSERT_GT(world_.group_log.size(), mark);
+  EXPECT_EQ(keyIdOf(world_.group_log.back()), 1);
+  // Step 3: sign with key 2, one director after the other.
+  c.active_key = 2;
+  for (const char* n : {"a", "b"}) {
+    writeConf(n, c);
+    reload(n);
+    run(500ms);
+    EXPECT_EQ(role("a"), Role::kActive);
+    EXPECT_EQ(role("b"), Role::kBackup);
+  }
+  mark = world_.group_log.size();
+  run(2s);
+  ASSERT_GT(world_.group_log.size(), mark);
+  for (size_t i = mark; i < world_.group_log.size(); ++i) {
+    EXPECT_EQ(keyIdOf(world_.group_log[i]), 2) << "frame " << i;
+  }
+  std::vector<uint8_t> old_frame;
+  for (const auto& f : world_.group_log) {
+    if (keyIdOf(f) == 1) old_frame = f;
+  }
+  ASSERT_FALSE(old_frame.empty());
+  // Step 4: key 1 goes.
+  c.keys = {2};
+  for (const char* n : {"a", "b"}) {
+    writeConf(n, c);
+    reload(n);
+  }
+  run(2s);
+  EXPECT_EQ(directors_["a"]->generation(), 4u);
+  EXPECT_EQ(role("a"), Role::kActive);
+  EXPECT_EQ(role("b"), Role::kBackup);
+  // A frame signed with the removed key is refused now.
+  const uint64_t before = counters("b").of(wire::Rejection::kUnknownKey);
+  directors_["b"]->clusterNode()->onMessage(1, 4242, old_frame);
+  EXPECT_EQ(counters("b").of(wire::Rejection::kUnknownKey), before + 1);
+}
+
+TEST_F(Cluster, AReloadThatChangesPrioritiesAndFailbackMovesTheServices) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  Conf c = conf_;
+  c.nodes = {{"a", 100, "198.51.100.1"}, {"b", 200, "198.51.100.2"}};
+  c.failback = "auto";
+  for (const char* n : {"a", "b"}) {
+    writeConf(n, c);
+    reload(n);
+  }
+  auto took = runUntil(3s, [&] { return role("b") == Role::kActive; });
+  ASSERT_TRUE(took) << "b now has the higher priority and failback is auto";
+  run(1s);
+  EXPECT_TRUE(holdsVip("b"));
+  EXPECT_FALSE(holdsVip("a"));
+}
+
+TEST_F(Cluster, AReloadOfTheHeartbeatIntervalChangesHowOftenFramesGo) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  auto udpFramesIn = [&](Millis d) {
+    const uint64_t before = counters("b").accepted;
+    run(d);
+    return counters("b").accepted - before;
+  };
+  const uint64_t at200 = udpFramesIn(10s);
+  Conf c = conf_;
+  c.heartbeat_interval = "100ms";
+  writeConf("a", c);
+  reload("a");
+  const uint64_t at100 = udpFramesIn(10s);
+  // Frames reach b over UDP every interval and over CPG every second.
+  EXPECT_NEAR(static_cast<double>(at200), 60.0, 3.0);
+  EXPECT_NEAR(static_cast<double>(at100), 110.0, 3.0);
+}
+
+TEST_F(Cluster, AReloadOfVirtualServersLogLevelAndControlGroupTakesEffect) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  Conf c = conf_;
+  c.real_servers = {"203.0.113.11:80", "203.0.113.12:80"};
+  c.log_level = "debug";
+  c.control_group = "tandem-admins";
+  writeConf("b", c);
+  reload("b");
+  run(1s);
+  auto& kernel = platforms_["b"]->ipvsKernel();
+  ASSERT_EQ(kernel.table().services.size(), 1u);
+  EXPECT_EQ(kernel.table().services[0].destinations.size(), 2u);
+  EXPECT_EQ(platforms_["b"]->log().level(), LogLevel::kDebug);
+  EXPECT_EQ(platforms_["b"]->admin_group, "tandem-admins");
+  EXPECT_EQ(
+      platforms_["b"]->log().count(LogLevel::kNotice, "changed=virtual_servers,control,daemon"),
+      1u);
+}
+
+TEST_F(Cluster, AReloadThatAddsAFenceUsesItForTheNextTakeover) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  Conf c = conf_;
+  c.fence = "/usr/local/sbin/fence-peer";
+  writeConf("b", c);
+  reload("b");
+  world_.cut("a", true);
+  run(3s);
+  // The fake runner refuses to start children: the fence fails, and b does not take over from a
+  // peer it could not fence.
+  EXPECT_NE(role("b"), Role::kActive);
+  EXPECT_EQ(platforms_["b"]->log().count(LogLevel::kWarning, "fencing peer=a"), 1u);
+}
+
+TEST_F(Cluster, AReloadThatChangesTheGroupIsRefusedWithTheKeyNamedAndChangesNothing) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  size_t mark = world_.journal.size();
+  Conf c = conf_;
+  c.group = "other";
+  c.vips = {"198.51.100.50/32", "198.51.100.60/32"};  // would be added if anything applied
+  writeConf("a", c);
+  reload("a");
+  run(2s);
+  EXPECT_EQ(directors_["a"]->generation(), 1u);
+  EXPECT_EQ(directors_["a"]->config().cluster.group, "tandem");
+  EXPECT_EQ(role("a"), Role::kActive);
+  EXPECT_TRUE(journalOf("a", mark).empty());
+  EXPECT_EQ(
+      platforms_["a"]->log().count(
+          LogLevel::kError,
+          "cluster.group cannot change while tandemd runs: running \"tandem\", new \"other\""),
+      1u);
+  EXPECT_EQ(platforms_["a"]->notifications().last().at("STATUS").rfind("Reload refused", 0), 0u);
+  EXPECT_EQ(platforms_["a"]->groups_joined, (std::vector<std::string>{"tandem"}));
+}
+
+TEST_F(Cluster, AReloadWithAMissingKeyFileIsRefusedBeforeAnythingChanges) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  platforms_["a"]->fileSystem().remove("/etc/tandem/authkey.3");
+  Conf c = conf_;
+  c.keys = {1, 3};
+  c.active_key = 3;
+  c.vips = {"198.51.100.50/32", "198.51.100.60/32"};
+  writeConf("a", c);
+  reload("a");
+  run(2s);
+  EXPECT_EQ(directors_["a"]->generation(), 1u);
+  EXPECT_FALSE(holdsVip("a", "198.51.100.60/32"));
+  EXPECT_EQ(role("b"), Role::kBackup) << "a still signs with key 1, which b trusts";
+}
+
+}  // namespace
+}  // namespace tandem::director
