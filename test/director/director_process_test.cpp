@@ -1,13 +1,12 @@
 // The director as a process, without a cluster, on simulated time: a fake service manager, a fake
 // log and an in-memory file system. Nothing here sleeps; the watchdog is checked by moving the
 // simulated clock.
-#include "director/director.h"
-
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
+#include "director/director.h"
 #include "director/fake_platform.h"
 
 namespace tandem::director {
@@ -219,8 +218,7 @@ TEST_F(DaemonTest, HupWithAGoodConfigSwapsItInAndBumpsTheGeneration) {
   EXPECT_EQ(logger_.level(), LogLevel::kDebug);
   EXPECT_EQ(logger_.count(LogLevel::kNotice, "config reloaded generation=2 cluster=t nodes=2"), 1u);
   EXPECT_EQ(logger_.count(LogLevel::kNotice, "reload nodes: added b priority 100"), 1u);
-  EXPECT_EQ(logger_.count(LogLevel::kNotice, "reload daemon: log_level \"info\" -> \"debug\""),
-            1u);
+  EXPECT_EQ(logger_.count(LogLevel::kNotice, "reload daemon: log_level \"info\" -> \"debug\""), 1u);
 }
 
 TEST_F(DaemonTest, HupThatRenamesTheClusterIsRefusedNamingBothNames) {

@@ -42,7 +42,8 @@ struct Conf {
   std::string group = "tandem";
   std::string control_group = "root";
   std::string log_level = "info";
-  std::string fence;  // a command line, or none
+  std::string fence;       // a command line, or none
+  std::string tiebreaker;  // a target address, or none
   std::vector<std::string> real_servers = {"203.0.113.11:80"};
 
   std::string text() const {
@@ -55,6 +56,10 @@ struct Conf {
            std::to_string(k) + "\"\n";
     }
     if (!fence.empty()) t += "[cluster.fence]\ncommand = \"" + fence + "\"\n";
+    if (!tiebreaker.empty()) {
+      t += "[cluster.tiebreaker]\ntargets = [\"" + tiebreaker +
+           "\"]\ninterval = \"200ms\"\ntimeout = \"300ms\"\n";
+    }
     for (const auto& n : nodes) {
       t += "[[node]]\nname = \"" + n.name + "\"\naddress = \"" + n.address +
            "\"\npriority = " + std::to_string(n.priority) + "\ninterfaces = [\"eth0\"]\n";
@@ -491,6 +496,28 @@ TEST_F(Cluster, AReloadThatAddsAFenceUsesItForTheNextTakeover) {
   // peer it could not fence.
   EXPECT_NE(role("b"), Role::kActive);
   EXPECT_EQ(platforms_["b"]->log().count(LogLevel::kWarning, "fencing peer=a"), 1u);
+}
+
+TEST_F(Cluster, AReloadThatAddsATiebreakerKeepsACutOffActiveFromHoldingOn) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  Conf c = conf_;
+  c.tiebreaker = "198.51.100.254";
+  for (const char* n : {"a", "b"}) {
+    writeConf(n, c);
+    reload(n);
+  }
+  run(1s);
+  ASSERT_EQ(role("a"), Role::kActive) << "the target answers: nothing moves";
+  world_.cut("a", true);
+  ASSERT_TRUE(runUntil(
+      3s, [&] { return role("b") == Role::kActive; }, /*allow_two=*/true));
+  run(2s);
+  // Without the tiebreaker both would hold the VIP while apart (see the link-cut test above).
+  EXPECT_NE(role("a"), Role::kActive);
+  EXPECT_FALSE(holdsVip("a"));
+  EXPECT_TRUE(holdsVip("b"));
 }
 
 TEST_F(Cluster, AReloadThatChangesTheGroupIsRefusedWithTheKeyNamedAndChangesNothing) {

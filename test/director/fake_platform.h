@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/fake_echo.h"
 #include "fakes/fake_file_system.h"
 #include "fakes/fake_logger.h"
 #include "fakes/fake_notifier.h"
@@ -104,17 +105,22 @@ class NodeDispatcher final : public loop::Dispatcher {
 // or a pair is partitioned; frames and CPG messages are delivered on the loop, in order.
 class FakeWorld {
  public:
-  explicit FakeWorld(SimDispatcher& sim) : sim_(sim) {
+  explicit FakeWorld(SimDispatcher& sim) : sim_(sim), echo_(sim, Millis(1)) {
     timer_ = sim_.createTimer([this] { drain(); });
   }
+
+  // The tiebreaker's target (the gateway): a cut-off node does not reach it either.
+  FakeEchoNet& echo() { return echo_; }
 
   SimDispatcher& sim() { return sim_; }
 
   void cut(const std::string& node, bool on) {
     if (on) {
       cut_.insert(node);
+      echo_.cut(node);
     } else {
       cut_.erase(node);
+      echo_.restore(node);
     }
   }
   void partition(const std::string& a, const std::string& b, bool on) {
@@ -235,6 +241,7 @@ class FakeWorld {
   }
 
   SimDispatcher& sim_;
+  FakeEchoNet echo_;
   std::unique_ptr<loop::Timer> timer_;
   std::map<uint32_t, Member> members_;
   std::map<IpAddress, LinkEntry> links_;
@@ -378,7 +385,7 @@ class FakePlatform final : public platform::Platform {
     link_ = link.get();
     return std::unique_ptr<cluster::FrameLink>(std::move(link));
   }
-  ping::MakeEchoTransport echoTransports() override { return {}; }
+  ping::MakeEchoTransport echoTransports() override { return world_.echo().transportFor(node_); }
   Result<std::shared_ptr<resources::AddressTable>> openAddressTable() override {
     return std::shared_ptr<resources::AddressTable>(std::make_shared<JournalingTable>(
         *address_table_, [this](const std::string& w) { note(w); }));

@@ -62,9 +62,7 @@ class SharedKernel final : public Kernel {
   Result<Table> dump() override { return k_.dump(); }
   Result<void> apply(const Op& op) override { return k_.apply(op); }
   Result<Timeouts> timeouts() override { return k_.timeouts(); }
-  Result<void> setTimeouts(const Timeouts& t) override {
-    return k_.setTimeouts(t);
-  }
+  Result<void> setTimeouts(const Timeouts& t) override { return k_.setTimeouts(t); }
   uint64_t writes() const override { return k_.writes(); }
 
  private:
