@@ -149,7 +149,7 @@ void ClusterNode::applyPeers(const config::Config& cfg) {
       }
     }
     if (!addr) {
-      env_.log(Severity::kWarning,
+      env_.log(LogLevel::kWarning,
                "no address for peer node=" + n.name +
                    "; fast heartbeats to it are off, only CPG carries them (set node.address)");
       continue;
@@ -189,7 +189,7 @@ void ClusterNode::reconfigure(const config::Config& cfg, wire::KeyRing keys) {
   applyPeers(cfg);
   if (!(old.tiebreaker == cfg.cluster.tiebreaker)) {
     if (auto t = openTiebreaker(cfg); !t) {
-      env_.log(Severity::kError, "tiebreaker not started after reload: " + t.error().message);
+      env_.log(LogLevel::kError, "tiebreaker not started after reload: " + t.error().message);
       handle(core_.onLocalHealth(now(), 1000, true));
     } else if (pinger_) {
       // As at start: unproven until the first round is decided.
@@ -260,12 +260,12 @@ ClusterNode::~ClusterNode() {
 
 Result<void> ClusterNode::start() {
   if (auto made = env_.state_files->makeDirectory(env_.state_dir); !made) {
-    env_.log(Severity::kWarning, "cannot create the state directory: " + made.error().message);
+    env_.log(LogLevel::kWarning, "cannot create the state directory: " + made.error().message);
   }
   auto bus = env_.make_bus(*this);
   if (!bus) return fail(bus.error());
   bus_ = std::move(*bus);
-  env_.log(Severity::kNotice, "cluster node starting node=" + self_ + " cluster=" + cluster_ +
+  env_.log(LogLevel::kNotice, "cluster node starting node=" + self_ + " cluster=" + cluster_ +
                                   " incarnation=" + std::to_string(env_.incarnation) +
                                   " udp_port=" + std::to_string(udp_->port()));
   if (pinger_) {
@@ -276,7 +276,7 @@ Result<void> ClusterNode::start() {
     // (dropping the VIPs over a restart would be an outage of its own), and gives them up if
     // no target answers within the timeout.
     if (!resuming_) {
-      env_.log(Severity::kNotice, "tiebreaker pending: waiting for an answer from " +
+      env_.log(LogLevel::kNotice, "tiebreaker pending: waiting for an answer from " +
                                       ping::joinAddresses(pinger_->targets()) +
                                       " before this node may become ACTIVE");
       handle(core_.onLocalHealth(now(), 0, false));
@@ -348,7 +348,7 @@ void ClusterNode::handle(const election::Actions& actions) {
         sendRelease(a.text);
         break;
       case K::kReannounce:
-        env_.log(Severity::kNotice,
+        env_.log(LogLevel::kNotice,
                  "re-announcing resources after a conflict node=" + self_ + " peer=" + a.text);
         chain_.reannounceAll();
         break;
@@ -356,10 +356,10 @@ void ClusterNode::handle(const election::Actions& actions) {
         persistRole(a.text);
         break;
       case K::kLog:
-        env_.log(Severity::kNotice, a.text);
+        env_.log(LogLevel::kNotice, a.text);
         break;
       case K::kAlarm:
-        env_.log(Severity::kError, "ALARM node=" + self_ + " " + a.text);
+        env_.log(LogLevel::kError, "ALARM node=" + self_ + " " + a.text);
         break;
     }
   }
@@ -408,7 +408,7 @@ void ClusterNode::sendRelease(const std::string& target) {
 void ClusterNode::onFrame(std::span<const uint8_t> bytes, const std::string& path) {
   wire::Checked<wire::Message> m = receiver_.receive(bytes, keys_);
   if (!m) {
-    env_.log(Severity::kDebug,
+    env_.log(LogLevel::kDebug,
              "frame rejected path=" + path + " reason=" + std::string(wire::name(m.rejection())));
     return;
   }
@@ -425,11 +425,11 @@ void ClusterNode::runFence(const std::string& peer) {
     handle(core_.onFenceResult(now(), false, "no fence command is configured"));
     return;
   }
-  env_.log(Severity::kWarning, "fencing peer=" + peer + " before taking over from it");
+  env_.log(LogLevel::kWarning, "fencing peer=" + peer + " before taking over from it");
   process::CommandLine cmd{f.command->argv, f.command->via_shell};
   auto h = env_.children.run(cmd, {"TANDEM_PEER=" + peer, "TANDEM_CLUSTER=" + cluster_}, f.timeout,
                              [this, peer](process::ChildResult r) {
-                               env_.log(r.ok() ? Severity::kNotice : Severity::kError,
+                               env_.log(r.ok() ? LogLevel::kNotice : LogLevel::kError,
                                         "fence peer=" + peer + " result=\"" + r.describe() +
                                             "\" output=\"" + r.output.substr(0, 200) + "\"");
                                handle(core_.onFenceResult(now(), r.ok(), r.describe()));
@@ -444,7 +444,7 @@ void ClusterNode::runFence(const std::string& peer) {
 void ClusterNode::persistRole(const std::string& role) {
   auto r = env_.state_files->write(env_.state_dir + "/role",
                                    role + " " + std::to_string(core_.heartbeat().epoch) + "\n");
-  if (!r) env_.log(Severity::kWarning, "cannot persist the role: " + r.error().message);
+  if (!r) env_.log(LogLevel::kWarning, "cannot persist the role: " + r.error().message);
 }
 
 std::optional<ping::Reach> ClusterNode::tiebreaker() const {
@@ -455,10 +455,10 @@ std::optional<ping::Reach> ClusterNode::tiebreaker() const {
 void ClusterNode::onReach(const ping::ReachChange& change) {
   bool ok = change.to == ping::Reach::kReached;
   if (!ok) {
-    env_.log(Severity::kWarning, "tiebreaker lost: " + change.detail + " node=" + self_ +
+    env_.log(LogLevel::kWarning, "tiebreaker lost: " + change.detail + " node=" + self_ +
                                      " role=" + std::string(election::roleName(core_.role())));
   } else {
-    env_.log(Severity::kNotice,
+    env_.log(LogLevel::kNotice,
              std::string(change.from == ping::Reach::kLost ? "tiebreaker regained: "
                                                            : "tiebreaker reached: ") +
                  change.detail + " node=" + self_);
@@ -508,7 +508,7 @@ void ClusterNode::onMembership(const corosync::RingMembership& ring) {
 }
 
 void ClusterNode::onConnected() {
-  env_.log(Severity::kNotice,
+  env_.log(LogLevel::kNotice,
            "joined the corosync group node=" + self_ + " group=" + cluster_cfg_.group);
   sendHeartbeat(false, true);
 }
@@ -516,14 +516,14 @@ void ClusterNode::onConnected() {
 void ClusterNode::onConnectionLost(const Error& cause, size_t discarded) {
   // The node keeps its role: the UDP path still carries heartbeats, and the kernel still
   // holds the resources. Reconnecting is the bus's job.
-  env_.log(Severity::kWarning, "lost corosync node=" + self_ + " role=" +
+  env_.log(LogLevel::kWarning, "lost corosync node=" + self_ + " role=" +
                                    std::string(election::roleName(core_.role())) + " cause=\"" +
                                    cause.message + "\" discarded=" + std::to_string(discarded) +
                                    "; keeping the role, heartbeats continue over UDP");
 }
 
 void ClusterNode::onConnectFailed(const Error& cause, Millis retry_in) {
-  env_.log(Severity::kInfo, "corosync not reachable cause=\"" + cause.message +
+  env_.log(LogLevel::kInfo, "corosync not reachable cause=\"" + cause.message +
                                 "\" retry_ms=" + std::to_string(retry_in.count()));
 }
 

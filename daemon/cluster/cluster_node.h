@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cluster/frame_link.h"
+#include "common/log.h"
 #include "common/state_files.h"
 #include "config/config.h"
 #include "config/file_system.h"
@@ -24,9 +25,6 @@
 #include "wire/sealer.h"
 
 namespace tandem::cluster {
-
-enum class Severity { kError, kWarning, kNotice, kInfo, kDebug };
-using LogSink = std::function<void(Severity, const std::string&)>;
 
 // What the shell hands the node: the OS pieces, built by tandemd's main (or by a test).
 struct NodeEnv {

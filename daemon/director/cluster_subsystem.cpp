@@ -4,34 +4,12 @@
 
 namespace tandem::director {
 
-namespace {
-
-platform::LogLevel levelOf(cluster::Severity s) {
-  switch (s) {
-    case cluster::Severity::kError:
-      return platform::LogLevel::kError;
-    case cluster::Severity::kWarning:
-      return platform::LogLevel::kWarning;
-    case cluster::Severity::kNotice:
-      return platform::LogLevel::kNotice;
-    case cluster::Severity::kInfo:
-      return platform::LogLevel::kInfo;
-    case cluster::Severity::kDebug:
-      return platform::LogLevel::kDebug;
-  }
-  return platform::LogLevel::kInfo;
-}
-
-}  // namespace
-
 ClusterSubsystem::ClusterSubsystem(platform::Platform& platform, std::string self, OnRole on_role)
     : platform_(platform), self_(std::move(self)), on_role_(std::move(on_role)) {}
 
 ClusterSubsystem::~ClusterSubsystem() { shutdown(); }
 
-void ClusterSubsystem::log(cluster::Severity s, const std::string& line) {
-  platform_.logger().log(levelOf(s), line);
-}
+void ClusterSubsystem::log(LogLevel s, const std::string& line) { platform_.logger().log(s, line); }
 
 Result<void> ClusterSubsystem::prepare(const config::Config& next, const config::Config* running) {
   (void)running;
@@ -71,7 +49,7 @@ Result<void> ClusterSubsystem::start() {
   const config::Config& cfg = *config_;
   cluster::NodeEnv env{d,
                        platform_.children(),
-                       [this](cluster::Severity s, const std::string& line) { log(s, line); },
+                       [this](LogLevel s, const std::string& line) { log(s, line); },
                        [this, group = cfg.cluster.group](corosync::GroupBusListener& l) {
                          return platform_.openGroupBus(l, group);
                        },
@@ -90,9 +68,8 @@ Result<void> ClusterSubsystem::start() {
   if (auto nodes = platform_.readNodelist(); nodes) {
     env.nodelist = std::move(*nodes);
   } else {
-    log(cluster::Severity::kWarning, "cannot read corosync's nodelist yet (" +
-                                         nodes.error().message +
-                                         "); peers are reached at their node.address only");
+    log(LogLevel::kWarning, "cannot read corosync's nodelist yet (" + nodes.error().message +
+                                "); peers are reached at their node.address only");
   }
   auto node = cluster::ClusterNode::create(std::move(env), cfg, self_, std::move(resources_));
   resources_.clear();
@@ -102,7 +79,7 @@ Result<void> ClusterSubsystem::start() {
   if (q) {
     quorum_ = std::move(*q);
   } else {
-    log(cluster::Severity::kWarning, "cannot watch votequorum: " + q.error().message);
+    log(LogLevel::kWarning, "cannot watch votequorum: " + q.error().message);
   }
   return node_->start();
 }
@@ -117,7 +94,7 @@ void ClusterSubsystem::onQuorum(bool quorate) {
 }
 
 void ClusterSubsystem::onConnectionLost(const Error& cause) {
-  log(cluster::Severity::kWarning, "lost votequorum: " + cause.message);
+  log(LogLevel::kWarning, "lost votequorum: " + cause.message);
 }
 
 nlohmann::json ClusterSubsystem::status() const {

@@ -41,7 +41,7 @@ class ClusterSubsystem final : public resources::Subsystem, private corosync::Qu
  private:
   void onQuorum(bool quorate) override;
   void onConnectionLost(const Error& cause) override;
-  void log(cluster::Severity s, const std::string& line);
+  void log(LogLevel s, const std::string& line);
 
   platform::Platform& platform_;
   std::string self_;

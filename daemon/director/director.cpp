@@ -13,22 +13,6 @@ namespace {
 
 using platform::LogLevel;
 
-// A log value, quoted when it would otherwise break key=value parsing.
-std::string kv(std::string_view key, std::string_view value) {
-  bool plain = !value.empty() && value.find_first_of(" \t\"=") == std::string_view::npos;
-  std::string out(key);
-  out += '=';
-  if (plain) return out.append(value);
-  out += '"';
-  for (char c : value) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out += '"';
-}
-
-std::string kv(std::string_view key, uint64_t value) { return kv(key, std::to_string(value)); }
-
 std::string plural(size_t n, std::string_view noun) {
   return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
 }

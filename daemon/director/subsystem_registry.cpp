@@ -44,13 +44,7 @@ std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std:
                                           : LogLevel::kInfo,
                        line);
       },
-      [&p](resources::announce::Severity sev, const std::string& line) {
-        using S = resources::announce::Severity;
-        p.logger().log(sev == S::kWarning ? LogLevel::kWarning
-                       : sev == S::kInfo  ? LogLevel::kInfo
-                                          : LogLevel::kDebug,
-                       line);
-      }};
+      p.logger().sink()};
   return std::make_unique<resources::VipSubsystem>(std::move(deps), self);
 }
 

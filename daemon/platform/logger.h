@@ -1,15 +1,14 @@
 #pragma once
 
-#include <optional>
 #include <string_view>
+
+#include "common/log.h"
 
 namespace tandem::platform {
 
-// The levels of [daemon] log_level, most severe first.
-enum class LogLevel { kError, kWarning, kNotice, kInfo, kDebug };
-
-std::optional<LogLevel> parseLogLevel(std::string_view name);
-std::string_view logLevelName(LogLevel level);
+using ::tandem::LogLevel;
+using ::tandem::logLevelName;
+using ::tandem::parseLogLevel;
 
 // Where the daemon's log lines go: qb_log in production (qb_logger.h), a recorder in tests.
 // A line describes one event with key=value context, e.g.
@@ -20,6 +19,10 @@ class Logger {
   virtual void log(LogLevel level, std::string_view line) = 0;
   // Lines less severe than level are dropped.
   virtual void setLevel(LogLevel level) = 0;
+  // The sink every module is handed.
+  LogSink sink() {
+    return [this](LogLevel level, const std::string& line) { log(level, line); };
+  }
 };
 
 }  // namespace tandem::platform

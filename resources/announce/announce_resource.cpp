@@ -68,7 +68,7 @@ nlohmann::json AnnounceResource::describe() const {
 
 void AnnounceResource::reannounce() {
   if (!active_) return;
-  log_(Severity::kInfo, "announcing again after split brain " + context_);
+  log_(LogLevel::kInfo, "announcing again after split brain " + context_);
   beginSchedule();
 }
 
@@ -115,7 +115,7 @@ void AnnounceResource::endBurst() {
         " announcements=" + std::to_string(announced_) + " frames=" + std::to_string(sent_frames_) +
         "/" + std::to_string(sent_frames_ + failed_frames_) +
         (last_error_.empty() ? "" : " error=\"" + last_error_ + "\"");
-    log_(failed_frames_ > 0 ? Severity::kWarning : Severity::kInfo, line);
+    log_(failed_frames_ > 0 ? LogLevel::kWarning : LogLevel::kInfo, line);
   }
   if (!first) return;
   if (vip_.announce_count > 0 && vip_.announce_second_burst > Millis(0)) {
@@ -131,10 +131,10 @@ void AnnounceResource::onRefresh() {
   const int failed_before = failed_frames_;
   announceOnce();
   if (failed_frames_ > failed_before) {
-    log_(Severity::kWarning,
+    log_(LogLevel::kWarning,
          "announce refresh failed " + context_ + " error=\"" + last_error_ + "\"");
   } else {
-    log_(Severity::kDebug, "announce refresh " + context_ + " mac=" + mac_.toString());
+    log_(LogLevel::kDebug, "announce refresh " + context_ + " mac=" + mac_.toString());
   }
   refresh_timer_->arm(vip_.announce_refresh);
 }
@@ -249,7 +249,7 @@ void AnnounceResource::endVerification() {
   std::string line = std::string(all ? "neighbours answered " : "neighbours unverified ") +
                      context_ + " " + summary(verification_);
   if (!verification_.error.empty()) line += " error=\"" + verification_.error + "\"";
-  log_(all ? Severity::kInfo : Severity::kWarning, line);
+  log_(all ? LogLevel::kInfo : LogLevel::kWarning, line);
 }
 
 void AnnounceResource::cancelVerification() {

@@ -7,14 +7,14 @@
 
 #include "announce/neighbor_report.h"
 #include "announce/packet_socket.h"
+#include "common/log.h"
 #include "config/config.h"
 #include "core/resource.h"
 #include "loop/dispatcher.h"
 
 namespace tandem::resources::announce {
 
-enum class Severity { kWarning, kInfo, kDebug };
-using LogSink = std::function<void(Severity, const std::string&)>;
+using LogSink = ::tandem::LogSink;
 // Whether an interface forwards IPv6 (net.ipv6.conf.IFACE.forwarding), asked at each takeover
 // of an IPv6 VIP for the NA's router flag. Empty or an unreadable answer: not a router.
 using ForwardsIpv6 = std::function<bool(const std::string& interface)>;

@@ -58,7 +58,7 @@ void IpvsSubsystem::checkKernelSettings(const config::Config& cfg) {
   std::vector<std::string> interfaces = self ? self->interfaces : std::vector<std::string>{};
   sysctl::SysctlWriter* writer = cfg.ipvs.set_sysctls ? deps_.sysctl_writer : nullptr;
   for (const auto& line : sysctl::checkSysctls(cfg, interfaces, *deps_.sysctl_reader, writer)) {
-    log(line.level == sysctl::LineLevel::kWarning ? IpvsLogLevel::kWarning : IpvsLogLevel::kNotice,
+    log(line.level == LogLevel::kWarning ? IpvsLogLevel::kWarning : IpvsLogLevel::kNotice,
         line.text);
   }
 }

@@ -4,16 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "common/log.h"
 #include "config/config.h"
 #include "sysctl/sysctl_access.h"
 #include "sysctl/sysctl_plan.h"
 
 namespace tandem::resources::sysctl {
 
-enum class LineLevel { kWarning, kNotice };
-
 struct SysctlLogLine {
-  LineLevel level;
+  LogLevel level;  // kWarning or kNotice
   std::string text;
 };
 

@@ -189,7 +189,7 @@ std::string vipText(const config::VirtualServer& vs) {
 
 SysctlFinding guidanceNote(const GuidanceKey& key, const Guidance& g) {
   SysctlFinding f;
-  f.severity = Severity::kNotice;
+  f.severity = LogLevel::kNotice;
   f.purpose = "real server " + key.address.toString();
   std::string vips = joined(g.vips, ", ");
   std::string mode = forwardingName(key.forwarding);
@@ -264,7 +264,7 @@ std::vector<SysctlFinding> sysctlPlan(const config::Config& config,
 }
 
 std::string describe(const SysctlFinding& f) {
-  if (f.severity == Severity::kNotice) {
+  if (f.severity == LogLevel::kNotice) {
     return "sysctl guidance for " + f.purpose + ": " + f.why + "; " + f.fix + " " + f.context;
   }
   std::string now = f.current.empty() ? "unreadable" : f.current;

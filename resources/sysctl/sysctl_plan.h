@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/log.h"
 #include "config/config.h"
 #include "sysctl/sysctl_access.h"
 
@@ -26,13 +27,10 @@
 // server says what to set there.
 namespace tandem::resources::sysctl {
 
-enum class Severity {
-  kWarning,  // this director's setting is wrong for the config
-  kNotice,   // guidance for another host (a real server); nothing on this director is wrong
-};
-
 struct SysctlFinding {
-  Severity severity = Severity::kWarning;
+  // kWarning: this director's setting is wrong for the config. kNotice: guidance for another
+  // host (a real server); nothing on this director is wrong.
+  LogLevel severity = LogLevel::kWarning;
   // Director findings: the key, its value as read ("" when unreadable), the value it needs.
   std::string key;
   std::string current;

@@ -134,7 +134,7 @@ class TiebreakerNodeTest : public ::testing::Test {
     NodeEnv env{
         sim_,
         children_,
-        [this, name](Severity, const std::string& line) { log_.push_back(name + ": " + line); },
+        [this, name](LogLevel, const std::string& line) { log_.push_back(name + ": " + line); },
         [this, id](corosync::GroupBusListener& l) -> Result<std::unique_ptr<corosync::GroupBus>> {
           return std::unique_ptr<corosync::GroupBus>(std::make_unique<FakeBus>(group_, id, l));
         },
@@ -320,7 +320,7 @@ TEST_F(TiebreakerNodeTest, ARestartedActiveThatReachesNothingGivesUp) {
 TEST_F(TiebreakerNodeTest, AnEchoTransportThatCannotOpenFailsTheStartClearly) {
   NodeEnv env{sim_,
               children_,
-              [](Severity, const std::string&) {},
+              [](LogLevel, const std::string&) {},
               [](corosync::GroupBusListener&) -> Result<std::unique_ptr<corosync::GroupBus>> {
                 return fail(ErrorCode::kUnavailable, "unused");
               },

@@ -217,7 +217,7 @@ void runResource(const char* vip_prefix, const char* neighbor, const char* vip) 
   LinuxPacketSocketOpener opener;
   std::vector<std::string> lines;
   auto res = makeAnnounceResource(cfg, d, opener,
-                                  [&lines](Severity, const std::string& l) { lines.push_back(l); });
+                                  [&lines](LogLevel, const std::string& l) { lines.push_back(l); });
   ASSERT_TRUE(
       sh(std::string("ip neigh replace ") + vip + " lladdr " + kStaleMac + " dev vn nud stale"));
   bool started = false;

@@ -31,7 +31,7 @@ class AnnounceTest : public ::testing::Test {
   }
 
   std::unique_ptr<AnnounceResource> make() {
-    return makeAnnounceResource(vip_, sim_, sockets_, [this](Severity s, const std::string& line) {
+    return makeAnnounceResource(vip_, sim_, sockets_, [this](LogLevel s, const std::string& line) {
       log_.push_back({s, line});
     });
   }
@@ -59,7 +59,7 @@ class AnnounceTest : public ::testing::Test {
     }
     return out;
   }
-  size_t logCount(Severity s, const std::string& text) const {
+  size_t logCount(LogLevel s, const std::string& text) const {
     size_t n = 0;
     for (const auto& [sev, line] : log_) n += sev == s && line.find(text) != std::string::npos;
     return n;
@@ -76,7 +76,7 @@ class AnnounceTest : public ::testing::Test {
   loop::MonoTime t0_ = sim_.now();
   fakes::FakePacketSocketOpener sockets_{sim_};
   config::Vip vip_;
-  std::vector<std::pair<Severity, std::string>> log_;
+  std::vector<std::pair<LogLevel, std::string>> log_;
 };
 
 TEST_F(AnnounceTest, StartSendsTheFirstAnnouncementBeforeItReturns) {
@@ -99,9 +99,9 @@ TEST_F(AnnounceTest, DefaultScheduleIsFiveAt200msThenFiveMoreAfter5s) {
   ASSERT_TRUE(run(&Resource::start, *r));
   sim_.advance(1h);
   EXPECT_EQ(announceTimes(), twice({0, 200, 400, 600, 800, 5000, 5200, 5400, 5600, 5800}));
-  EXPECT_EQ(logCount(Severity::kInfo, "announced vip=198.51.100.10 dev=eth0"), 2u);
-  EXPECT_EQ(logCount(Severity::kInfo, "burst=first announcements=5 frames=10/10"), 1u);
-  EXPECT_EQ(logCount(Severity::kInfo, "burst=second announcements=5 frames=10/10"), 1u);
+  EXPECT_EQ(logCount(LogLevel::kInfo, "announced vip=198.51.100.10 dev=eth0"), 2u);
+  EXPECT_EQ(logCount(LogLevel::kInfo, "burst=first announcements=5 frames=10/10"), 1u);
+  EXPECT_EQ(logCount(LogLevel::kInfo, "burst=second announcements=5 frames=10/10"), 1u);
   EXPECT_EQ(sim_.armedTimers(), 0u) << "no refresh configured: nothing left to do";
   ASSERT_TRUE(run(&Resource::stop, *r));
 }
@@ -192,7 +192,7 @@ TEST_F(AnnounceTest, Ipv6NaCarriesTheRouterFlagWhenTheInterfaceForwards) {
   std::vector<std::string> asked;
   bool forwarding = true;
   auto r = makeAnnounceResource(
-      vip_, sim_, sockets_, [](Severity, const std::string&) {},
+      vip_, sim_, sockets_, [](LogLevel, const std::string&) {},
       [&](const std::string& interface) {
         asked.push_back(interface);
         return forwarding;
@@ -215,7 +215,7 @@ TEST_F(AnnounceTest, Ipv6NaCarriesTheRouterFlagWhenTheInterfaceForwards) {
 TEST_F(AnnounceTest, Ipv4NeverAsksWhetherTheInterfaceForwards) {
   int asked = 0;
   auto r = makeAnnounceResource(
-      vip_, sim_, sockets_, [](Severity, const std::string&) {},
+      vip_, sim_, sockets_, [](LogLevel, const std::string&) {},
       [&](const std::string&) {
         ++asked;
         return true;
@@ -248,7 +248,7 @@ TEST_F(AnnounceTest, ReannounceStartsTheWholeScheduleAgain) {
   EXPECT_EQ(announceTimes(),
             twice({0,     200,   400,   600,   800,   5000,  5200,  5400,  5600,  5800,  //
                    10000, 10200, 10400, 10600, 10800, 15000, 15200, 15400, 15600, 15800}));
-  EXPECT_EQ(logCount(Severity::kInfo, "announcing again after split brain vip=198.51.100.10"), 1u);
+  EXPECT_EQ(logCount(LogLevel::kInfo, "announcing again after split brain vip=198.51.100.10"), 1u);
   ASSERT_TRUE(run(&Resource::stop, *r));
 }
 
@@ -269,9 +269,9 @@ TEST_F(AnnounceTest, SendFailuresAreLoggedButDoNotFailTheTakeover) {
   auto r = make();
   EXPECT_TRUE(run(&Resource::start, *r));
   sim_.advance(1h);
-  EXPECT_EQ(logCount(Severity::kWarning, "announce incomplete vip=198.51.100.10"), 1u);
-  EXPECT_EQ(logCount(Severity::kWarning, "frames=0/10"), 1u);
-  EXPECT_EQ(logCount(Severity::kWarning, "No buffer space"), 1u);
+  EXPECT_EQ(logCount(LogLevel::kWarning, "announce incomplete vip=198.51.100.10"), 1u);
+  EXPECT_EQ(logCount(LogLevel::kWarning, "frames=0/10"), 1u);
+  EXPECT_EQ(logCount(LogLevel::kWarning, "No buffer space"), 1u);
   // Each failure drops the socket, so the next announcement opens it again.
   EXPECT_EQ(sockets_.opens.size(), 5u);
   ASSERT_TRUE(run(&Resource::stop, *r));
@@ -283,7 +283,7 @@ TEST_F(AnnounceTest, AMissingInterfaceIsLoggedByName) {
   auto r = make();
   EXPECT_TRUE(run(&Resource::start, *r));
   sim_.advance(1h);
-  EXPECT_EQ(logCount(Severity::kWarning, "interface eth0 does not exist"), 1u);
+  EXPECT_EQ(logCount(LogLevel::kWarning, "interface eth0 does not exist"), 1u);
   ASSERT_TRUE(run(&Resource::stop, *r));
 }
 
@@ -349,7 +349,7 @@ TEST_F(VerifyTest, RecordsWhoAnsweredWithWhichMacAndReportsTheRestAfterTheTimeou
   EXPECT_EQ(again, (std::vector<long>{800, 1050, 1300, 1550}));
   EXPECT_EQ(probes().size(), 5u);
   EXPECT_EQ(sockets_.receiver(), nullptr) << "the probe socket is closed";
-  EXPECT_EQ(logCount(Severity::kWarning,
+  EXPECT_EQ(logCount(LogLevel::kWarning,
                      "neighbours unverified vip=198.51.100.10 dev=eth0 "
                      "198.51.100.1=02:00:5e:00:00:99(3.00ms) 198.51.100.2=no-answer"),
             1u);
@@ -365,7 +365,7 @@ TEST_F(VerifyTest, EndsAsSoonAsEveryNeighbourAnswered) {
   EXPECT_EQ(r->verification().state, Verification::State::kDone);
   EXPECT_EQ(sockets_.receiver(), nullptr);
   EXPECT_EQ(sim_.armedTimers(), 0u);
-  EXPECT_EQ(logCount(Severity::kInfo, "neighbours answered vip=198.51.100.10"), 1u);
+  EXPECT_EQ(logCount(LogLevel::kInfo, "neighbours answered vip=198.51.100.10"), 1u);
   ASSERT_TRUE(run(&Resource::stop, *r));
 }
 
@@ -386,7 +386,7 @@ TEST_F(VerifyTest, ASocketThatCannotOpenEndsTheVerificationWithTheReason) {
   ASSERT_TRUE(run(&Resource::start, *r));
   EXPECT_EQ(r->verification().state, Verification::State::kDone);
   EXPECT_EQ(r->verification().error, "interface eth0 does not exist");
-  EXPECT_EQ(logCount(Severity::kWarning, "error=\"interface eth0 does not exist\""), 1u);
+  EXPECT_EQ(logCount(LogLevel::kWarning, "error=\"interface eth0 does not exist\""), 1u);
   ASSERT_TRUE(run(&Resource::stop, *r));
 }
 

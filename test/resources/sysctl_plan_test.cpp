@@ -64,7 +64,7 @@ TEST(SysctlPlan, NatWithForwardingOffWarnsWithTheFix) {
   auto findings = sysctlPlan(cfg, kEth0, host);
   ASSERT_EQ(findings.size(), 1u);
   const SysctlFinding& f = findings[0];
-  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_EQ(f.severity, LogLevel::kWarning);
   EXPECT_EQ(f.key, "net.ipv4.ip_forward");
   EXPECT_EQ(f.current, "0");
   EXPECT_EQ(f.required, "1");
@@ -106,7 +106,7 @@ TEST(SysctlPlan, DrAndTunNeedNoForwardingOnTheDirector) {
   auto host = healthyHost();
   host.values["net.ipv4.ip_forward"] = "0";
   for (const auto& f : sysctlPlan(cfg, kEth0, host)) {
-    EXPECT_EQ(f.severity, Severity::kNotice) << describe(f);
+    EXPECT_EQ(f.severity, LogLevel::kNotice) << describe(f);
     EXPECT_TRUE(f.key.empty());
   }
 }
@@ -182,7 +182,7 @@ TEST(SysctlPlan, DrRealServerGetsOneNoteListingEveryVipItServes) {
   auto findings = sysctlPlan(cfg, kEth0, host);
   ASSERT_EQ(findings.size(), 1u);
   const SysctlFinding& f = findings[0];
-  EXPECT_EQ(f.severity, Severity::kNotice);
+  EXPECT_EQ(f.severity, LogLevel::kNotice);
   EXPECT_EQ(f.purpose, "real server 198.51.100.21");
   EXPECT_EQ(f.context, "svc=api,web forwarding=dr");
   EXPECT_EQ(f.fix,
@@ -263,7 +263,7 @@ TEST(CheckSysctls, WithoutSetSysctlsItOnlyWarns) {
   host.values["net.ipv4.ip_forward"] = "0";
   auto lines = checkSysctls(natConfig(), kEth0, host, nullptr);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].level, LineLevel::kWarning);
+  EXPECT_EQ(lines[0].level, LogLevel::kWarning);
   EXPECT_TRUE(host.writes.empty());
   EXPECT_EQ(host.values["net.ipv4.ip_forward"], "0");
 }
@@ -273,7 +273,7 @@ TEST(CheckSysctls, SetSysctlsSetsAWrongValueAndSaysWhatItWas) {
   host.values["net.ipv4.ip_forward"] = "0";
   auto lines = checkSysctls(natConfig(), kEth0, host, &host);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].level, LineLevel::kNotice);
+  EXPECT_EQ(lines[0].level, LogLevel::kNotice);
   EXPECT_EQ(lines[0].text, "set net.ipv4.ip_forward=1 (was 0) for nat forwarding svc=web");
   ASSERT_EQ(host.writes.size(), 1u);
   EXPECT_EQ(host.writes[0], std::make_pair(std::string("net.ipv4.ip_forward"), std::string("1")));
@@ -293,7 +293,7 @@ TEST(CheckSysctls, SetSysctlsNeverWritesWhatIsNotItsToSet) {
   host.values["net.ipv4.conf.eth0.arp_ignore"] = "8";
   auto lines = checkSysctls(cfg, kEth0, host, &host);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].level, LineLevel::kWarning);
+  EXPECT_EQ(lines[0].level, LogLevel::kWarning);
   EXPECT_TRUE(host.writes.empty());
 }
 
@@ -303,7 +303,7 @@ TEST(CheckSysctls, ARefusedWriteIsAWarningWithTheFix) {
   host.refuse["net.ipv4.ip_forward"] = Error{ErrorCode::kPermissionDenied, "read-only /proc/sys"};
   auto lines = checkSysctls(natConfig(), kEth0, host, &host);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].level, LineLevel::kWarning);
+  EXPECT_EQ(lines[0].level, LogLevel::kWarning);
   EXPECT_NE(lines[0].text.find("fix: sysctl -w net.ipv4.ip_forward=1"), std::string::npos);
   EXPECT_NE(lines[0].text.find("could not set it: read-only /proc/sys"), std::string::npos)
       << lines[0].text;
@@ -315,7 +315,7 @@ TEST(CheckSysctls, AWriteThatDoesNotStickIsNotReportedAsSet) {
   host.ignore_writes["net.ipv4.ip_forward"] = "0";
   auto lines = checkSysctls(natConfig(), kEth0, host, &host);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].level, LineLevel::kWarning);
+  EXPECT_EQ(lines[0].level, LogLevel::kWarning);
   EXPECT_NE(lines[0].text.find("reads back as 0"), std::string::npos) << lines[0].text;
 }
 
@@ -326,7 +326,7 @@ TEST(CheckSysctls, RealServerGuidanceIsANotice) {
   auto host = healthyHost();
   auto lines = checkSysctls(cfg, kEth0, host, &host);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].level, LineLevel::kNotice);
+  EXPECT_EQ(lines[0].level, LogLevel::kNotice);
   EXPECT_EQ(lines[0].text.rfind("sysctl guidance for real server 198.51.100.21: dr forwarding", 0),
             0u)
       << lines[0].text;

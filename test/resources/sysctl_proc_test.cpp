@@ -113,7 +113,7 @@ TEST(SetSysctls, AWrongValueIsSetAndLogged) {
   auto lines =
       checkSysctls(natConfig("203.0.113.10:80", "198.51.100.21:80"), kNoInterfaces, proc, &writer);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].level, LineLevel::kNotice);
+  EXPECT_EQ(lines[0].level, LogLevel::kNotice);
   EXPECT_EQ(lines[0].text, "set net.ipv4.ip_forward=1 (was 0) for nat forwarding svc=web");
   EXPECT_EQ(writer.writes, 1);
   EXPECT_EQ(sh("sysctl -n net.ipv4.ip_forward"), "1");
@@ -152,7 +152,7 @@ TEST(CheckSysctls, WithoutSetSysctlsTheRealKernelIsOnlyRead) {
   auto lines =
       checkSysctls(natConfig("203.0.113.10:80", "198.51.100.21:80"), kNoInterfaces, proc, nullptr);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].level, LineLevel::kWarning);
+  EXPECT_EQ(lines[0].level, LogLevel::kWarning);
   EXPECT_EQ(sh("sysctl -n net.ipv4.ip_forward"), "0");
 }
 

@@ -1,9 +1,9 @@
-#include "platform/logger.h"
+#include "common/log.h"
 
 #include <array>
 #include <utility>
 
-namespace tandem::platform {
+namespace tandem {
 
 namespace {
 
@@ -31,4 +31,19 @@ std::string_view logLevelName(LogLevel level) {
   return "?";
 }
 
-}  // namespace tandem::platform
+std::string kv(std::string_view key, std::string_view value) {
+  bool plain = !value.empty() && value.find_first_of(" \t\"=") == std::string_view::npos;
+  std::string out(key);
+  out += '=';
+  if (plain) return out.append(value);
+  out += '"';
+  for (char c : value) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out += '"';
+}
+
+std::string kv(std::string_view key, uint64_t value) { return kv(key, std::to_string(value)); }
+
+}  // namespace tandem
