@@ -10,42 +10,6 @@ namespace tandem::cluster {
 
 namespace {
 
-election::Heartbeat fromWire(const wire::Frame& f, const wire::Heartbeat& w) {
-  election::Heartbeat hb;
-  hb.sender = f.sender;
-  hb.incarnation = f.incarnation;
-  hb.role = static_cast<election::WireRole>(static_cast<uint8_t>(w.role));
-  hb.priority = w.priority;
-  hb.health = w.health;
-  hb.standby = w.standby;
-  hb.quorate = w.quorate;
-  hb.tiebreaker_ok = w.tiebreaker_ok;
-  hb.resources_held = w.resources_held;
-  hb.active_view = w.active_view;
-  hb.epoch = w.epoch;
-  hb.interval = Millis(w.interval_ms);
-  hb.move_target = w.move_target;
-  hb.move_generation = w.move_generation;
-  return hb;
-}
-
-wire::Heartbeat toWire(const election::Heartbeat& hb) {
-  wire::Heartbeat w;
-  w.role = static_cast<wire::Role>(static_cast<uint8_t>(hb.role));
-  w.priority = static_cast<uint8_t>(hb.priority);
-  w.health = static_cast<uint16_t>(std::clamp(hb.health, 0, 1000));
-  w.standby = hb.standby;
-  w.quorate = hb.quorate;
-  w.tiebreaker_ok = hb.tiebreaker_ok;
-  w.resources_held = hb.resources_held;
-  w.active_view = hb.active_view;
-  w.epoch = hb.epoch;
-  w.interval_ms = static_cast<uint32_t>(hb.interval.count());
-  w.move_target = hb.move_target;
-  w.move_generation = hb.move_generation;
-  return w;
-}
-
 // "ACTIVE 7": the role and epoch a restarted daemon finds under /run.
 election::Startup readStartup(const StateFiles& files, const std::string& role_file) {
   election::Startup st;
@@ -383,7 +347,7 @@ void ClusterNode::armDeadline() {
 }
 
 void ClusterNode::sendHeartbeat(bool udp, bool group) {
-  wire::Heartbeat hb = toWire(core_.heartbeat());
+  const wire::Heartbeat hb = core_.heartbeat();
   // Separate seals: each copy has its own sequence number, so neither looks like a replay.
   if (udp) {
     auto bytes = sealer_.sealHeartbeat(hb, keys_);
@@ -413,7 +377,10 @@ void ClusterNode::onFrame(std::span<const uint8_t> bytes, const std::string& pat
     return;
   }
   if (const auto* hb = std::get_if<wire::Heartbeat>(&m->body)) {
-    handle(core_.onHeartbeat(now(), fromWire(m->frame, *hb)));
+    wire::Heartbeat from = *hb;
+    from.sender = m->frame.sender;
+    from.incarnation = m->frame.incarnation;
+    handle(core_.onHeartbeat(now(), from));
   } else if (const auto* rel = std::get_if<wire::Release>(&m->body)) {
     if (rel->kind == wire::ReleaseKind::kReleased) handle(core_.onRelease(now(), m->frame.sender));
   }

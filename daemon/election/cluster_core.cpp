@@ -14,22 +14,6 @@ int64_t msBetween(Time a, Time b) { return std::chrono::duration_cast<Millis>(b 
 
 }  // namespace
 
-std::string_view wireRoleName(WireRole r) {
-  switch (r) {
-    case WireRole::kInit:
-      return "INIT";
-    case WireRole::kBackup:
-      return "BACKUP";
-    case WireRole::kActive:
-      return "ACTIVE";
-    case WireRole::kStandby:
-      return "STANDBY";
-    case WireRole::kFault:
-      return "FAULT";
-  }
-  return "?";
-}
-
 std::string_view actionKindName(Action::Kind k) {
   switch (k) {
     case Action::Kind::kStartResources:
@@ -112,13 +96,13 @@ Actions ClusterCore::onHeartbeat(Time now, const Heartbeat& hb) {
   }
   if (!p.alive) {
     out.push_back({Action::Kind::kLog,
-                   "peer up node=" + p.name + " role=" + std::string(wireRoleName(hb.role))});
+                   "peer up node=" + p.name + " role=" + std::string(wire::roleName(hb.role))});
   }
   p.alive = true;
   p.last = hb;
   p.last_heard = now;
   p.daemon_left_at.reset();
-  if (hb.role == WireRole::kBackup) {
+  if (hb.role == wire::Role::kBackup) {
     if (!p.backup_since) p.backup_since = now;
   } else {
     p.backup_since.reset();
@@ -147,7 +131,7 @@ Actions ClusterCore::onRelease(Time now, const std::string& from) {
   bool was_holding = p.holds();
   if (p.last) {
     p.last->resources_held = false;
-    if (p.last->role == WireRole::kActive) p.last->role = WireRole::kBackup;
+    if (p.last->role == wire::Role::kActive) p.last->role = wire::Role::kBackup;
   }
   out.push_back({Action::Kind::kLog, "peer released node=" + from});
   if (lost_holder_ == from) lost_holder_.reset();
@@ -381,7 +365,7 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
     c.tiebreaker_ok = p.last->tiebreaker_ok;
     // A peer still in INIT counts: it decides within dead_time, and taking over under it
     // would only hand the service back a moment later.
-    c.fault = p.last->role == WireRole::kFault;
+    c.fault = p.last->role == wire::Role::kFault;
     c.claims_active = p.isActive();
     c.backup_for = p.backup_since ? Millis(msBetween(*p.backup_since, now)) : Millis(0);
     candidates.push_back(c);
@@ -417,8 +401,8 @@ bool ClusterCore::settling(Time now) const {
     c.quorate = p.last->quorate;
     c.tiebreaker_ok = p.last->tiebreaker_ok;
     c.health = p.last->health;
-    c.fault = p.last->role == WireRole::kFault;
-    if (!eligible(c) || p.last->role == WireRole::kInit) return true;
+    c.fault = p.last->role == wire::Role::kFault;
+    if (!eligible(c) || p.last->role == wire::Role::kInit) return true;
   }
   return false;
 }
@@ -484,30 +468,30 @@ void ClusterCore::apply(Time now, RoleEvent ev, Actions& out) {
   }
 }
 
-WireRole ClusterCore::wireRole() const {
+wire::Role ClusterCore::wireRole() const {
   switch (role_) {
     case Role::kInit:
-      return WireRole::kInit;
+      return wire::Role::kInit;
     case Role::kBackup:
     case Role::kFencing:
-      return WireRole::kBackup;
+      return wire::Role::kBackup;
     case Role::kTakingOver:
     case Role::kActive:
-      return WireRole::kActive;
+      return wire::Role::kActive;
     case Role::kReleasing:
-      return WireRole::kBackup;
+      return wire::Role::kBackup;
     case Role::kStandby:
-      return WireRole::kStandby;
+      return wire::Role::kStandby;
     case Role::kFault:
-      return WireRole::kFault;
+      return wire::Role::kFault;
   }
-  return WireRole::kInit;
+  return wire::Role::kInit;
 }
 
 std::optional<std::string> ClusterCore::activeView() const {
   if (role_ == Role::kActive) return config_.self;
   for (const auto& [name, p] : peers_) {
-    if (p.alive && p.last && p.last->role == WireRole::kActive) return name;
+    if (p.alive && p.last && p.last->role == wire::Role::kActive) return name;
   }
   return std::nullopt;
 }
@@ -516,8 +500,8 @@ Heartbeat ClusterCore::heartbeat() const {
   Heartbeat hb;
   hb.sender = config_.self;
   hb.role = wireRole();
-  hb.priority = config_.priority;
-  hb.health = health_;
+  hb.priority = static_cast<uint8_t>(std::clamp(config_.priority, 0, 255));
+  hb.health = static_cast<uint16_t>(std::clamp(health_, 0, 1000));
   hb.standby = standby_;
   hb.quorate = quorate_;
   hb.tiebreaker_ok = tiebreaker_ok_;
@@ -528,7 +512,7 @@ Heartbeat ClusterCore::heartbeat() const {
                       (role_ == Role::kFault && resource_fault_ && startup_.resources_present);
   hb.active_view = activeView().value_or("");
   hb.epoch = epoch_;
-  hb.interval = config_.heartbeat_interval;
+  hb.interval_ms = static_cast<uint32_t>(config_.heartbeat_interval.count());
   hb.move_target = move_target_;
   hb.move_generation = move_generation_;
   return hb;
@@ -573,7 +557,7 @@ CoreStatus ClusterCore::status(Time now) const {
     v.priority = p.last ? p.last->priority : p.configured_priority;
     v.health = p.last ? p.last->health : 0;
     v.standby = p.last && p.last->standby;
-    v.role = !p.last ? "UNKNOWN" : !p.alive ? "LOST" : std::string(wireRoleName(p.last->role));
+    v.role = !p.last ? "UNKNOWN" : !p.alive ? "LOST" : std::string(wire::roleName(p.last->role));
     if (p.last) v.last_heartbeat_ms = msBetween(p.last_heard, now);
     s.nodes.push_back(v);
   }

@@ -116,7 +116,7 @@ class ClusterCore {
   bool someoneElseHolds() const;
   bool settling(Time now) const;
   std::optional<std::string> activeView() const;
-  WireRole wireRole() const;
+  wire::Role wireRole() const;
   Actions finish(Time now, Actions out);
 
   CoreConfig config_;

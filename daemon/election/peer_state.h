@@ -6,35 +6,17 @@
 #include <string>
 
 #include "common/duration.h"
+#include "wire/heartbeat.h"
 
 namespace tandem::election {
 
 using Time = std::chrono::steady_clock::time_point;
 
-// The role a node shows its peers. The internal roles fold into these: FENCING shows as
-// BACKUP, TAKING_OVER as ACTIVE, RELEASING as BACKUP with resources_held (it still holds them
-// but no longer contends for them).
-enum class WireRole : uint8_t { kInit = 0, kBackup = 1, kActive = 2, kStandby = 3, kFault = 4 };
-
-std::string_view wireRoleName(WireRole r);
-
-// What one heartbeat says, after the wire layer has checked its signature and freshness.
-struct Heartbeat {
-  std::string sender;
-  uint64_t incarnation = 0;
-  WireRole role = WireRole::kInit;
-  int priority = 100;
-  int health = 1000;  // per-mille
-  bool standby = false;
-  bool quorate = true;
-  bool tiebreaker_ok = true;
-  bool resources_held = false;
-  std::string active_view;  // who the sender thinks is ACTIVE; empty: nobody
-  uint64_t epoch = 0;       // bumped by each takeover; stale views lose to newer ones
-  Millis interval{200};
-  std::string move_target;  // an operator's move, cluster wide; empty: none
-  uint64_t move_generation = 0;
-};
+// The role a node shows its peers is wire::Role. The internal roles fold into it: FENCING shows
+// as BACKUP, TAKING_OVER as ACTIVE, RELEASING as BACKUP with resources_held (it still holds
+// them but no longer contends for them). What one heartbeat says is wire::Heartbeat, after the
+// wire layer has checked its signature and freshness.
+using wire::Heartbeat;
 
 // What this node knows of one configured peer.
 struct PeerState {
@@ -47,10 +29,10 @@ struct PeerState {
   std::optional<Time> backup_since;    // continuously BACKUP since, as seen here
 
   // It is, or is becoming, the ACTIVE: a contender for keeping the resources.
-  bool isActive() const { return alive && last && last->role == WireRole::kActive; }
+  bool isActive() const { return alive && last && last->role == wire::Role::kActive; }
   // It may have resources in the kernel: nobody else may start them until it releases.
   bool holds() const {
-    return alive && last && (last->role == WireRole::kActive || last->resources_held);
+    return alive && last && (last->role == wire::Role::kActive || last->resources_held);
   }
 };
 

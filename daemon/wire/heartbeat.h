@@ -37,7 +37,13 @@ std::string_view roleName(Role r);  // "INIT", "BACKUP", "ACTIVE", "STANDBY", "F
 inline constexpr uint16_t kMaxHealth = 1000;
 inline constexpr size_t kHeartbeatMinBytes = 18;
 
+// One heartbeat: what the wire carries and what the election reads (election/cluster_core.h).
 struct Heartbeat {
+  // From the frame around the payload, not the payload: the receiver fills them in from the
+  // verified frame, and the encoder does not write them.
+  std::string sender;
+  uint64_t incarnation = 0;
+
   Role role = Role::kInit;
   uint8_t priority = 0;
   uint16_t health = 0;
