@@ -98,7 +98,7 @@ Result<std::shared_ptr<resources::AddressTable>> LinuxPlatform::openAddressTable
 }
 
 Result<std::unique_ptr<resources::ipvs::Kernel>> LinuxPlatform::openIpvs() {
-  auto k = resources::ipvs::NetlinkKernel::open();
+  auto k = resources::ipvs::NetlinkKernel::open(*dispatcher_);
   if (!k) return fail(k.error());
   return std::unique_ptr<resources::ipvs::Kernel>(std::move(*k));
 }

@@ -2,6 +2,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -119,14 +120,22 @@ struct Op {
 // The kernel's IPVS table, behind the narrowest interface the reconciler needs. The netlink
 // implementation (ipvs_netlink) talks generic netlink; tests use a fake. Errors keep the
 // kernel's errno meaning in ErrorCode: kAlreadyExists for EEXIST, kNotFound for ENOENT/ESRCH,
-// so the reconciler can re-dump and re-plan.
+// so the reconciler can re-dump and re-plan; kTimeout when the kernel stayed silent.
+//
+// Asynchronous: each call returns at once and its completion is called exactly once, from the
+// loop. NetlinkKernel calls it when the reply arrives (or its deadline passes), never from
+// inside the call; a fake may answer before returning, and callers cope with both. Requests are
+// carried out in the order they were made, however many are in flight.
+template <typename T>
+using KernelDone = std::function<void(Result<T>)>;
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
-  [[nodiscard]] virtual Result<Table> dump() = 0;
-  [[nodiscard]] virtual Result<void> apply(const Op& op) = 0;
-  [[nodiscard]] virtual Result<Timeouts> timeouts() = 0;
-  [[nodiscard]] virtual Result<void> setTimeouts(const Timeouts& t) = 0;
+  virtual void dump(KernelDone<Table> done) = 0;
+  virtual void apply(const Op& op, KernelDone<void> done) = 0;
+  virtual void timeouts(KernelDone<Timeouts> done) = 0;
+  virtual void setTimeouts(const Timeouts& t, KernelDone<void> done) = 0;
   // Requests that changed the kernel (apply, setTimeouts) since the start: "a no-op re-apply
   // performs zero netlink writes" is checked with this.
   virtual uint64_t writes() const = 0;

@@ -1,61 +1,70 @@
 #pragma once
 
 #include <memory>
-#include <string_view>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "common/duration.h"
 #include "ipvs/ipvs_codec.h"
 #include "ipvs/ipvs_model.h"
-
-struct mnl_socket;
+#include "loop/dispatcher.h"
+#include "netlink/netlink_socket.h"
 
 namespace tandem::resources::ipvs {
 
-// The Kernel over a NETLINK_GENERIC socket (libmnl): a dumb pipe for the bytes that
-// ipvs_codec.h builds and reads. open() resolves the IPVS family id; a kernel without IPVS
-// is kUnavailable there, naming the module to load.
+// The Kernel over a NETLINK_GENERIC socket (netlink::NetlinkSocket): a dumb pipe for the bytes
+// that ipvs_codec.h builds and reads. Every request is asynchronous: its completion comes from
+// the loop when the reply is read (the fd is readable), or as a kTimeout naming the request when
+// the kernel stays silent past the deadline; a late reply is dropped. A dump reads the service
+// list, then each service's destinations one request at a time, each reply in a loop callback
+// of its own, so dumping 11,000 rules never holds the loop.
 //
-// Synchronous, with a strict deadline per request, like the VIP shell
-// (vip/netlink_address_table.h): IPVS handles a request inside the sender's sendmsg() (under
-// its own mutex), so the ack or the whole dump is queued by the time send returns. The deadline
-// bounds a lost answer; a late answer to a timed-out request is told apart by its sequence
-// number and dropped.
+// open() resolves the IPVS family id synchronously, the one exception: the generic netlink
+// controller answers inside the sender's sendmsg(), so the answer is read at once without
+// waiting (a kernel that has not queued it by then is an error, not a wait). A kernel without
+// IPVS is kUnavailable there, naming the module to load.
 class NetlinkKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<NetlinkKernel>> open(Millis timeout = Millis(1000));
-  ~NetlinkKernel() override;
+  static Result<std::unique_ptr<NetlinkKernel>> open(loop::Dispatcher& dispatcher,
+                                                     Millis timeout = Millis(1000));
+  // Requests in flight are dropped without their completions.
+  ~NetlinkKernel() override = default;
   NetlinkKernel(const NetlinkKernel&) = delete;
   NetlinkKernel& operator=(const NetlinkKernel&) = delete;
 
   // Services in key order, each with its destinations in key order.
-  Result<Table> dump() override;
-  Result<void> apply(const Op& op) override;
-  Result<Timeouts> timeouts() override;
-  Result<void> setTimeouts(const Timeouts& t) override;
+  void dump(KernelDone<Table> done) override;
+  void apply(const Op& op, KernelDone<void> done) override;
+  void timeouts(KernelDone<Timeouts> done) override;
+  void setTimeouts(const Timeouts& t, KernelDone<void> done) override;
   uint64_t writes() const override { return writes_; }
 
   // Removes every service (IPVS_CMD_FLUSH): for tests only, tandem never flushes a table.
-  Result<void> flush();
+  void flush(KernelDone<void> done);
   uint16_t familyId() const { return family_id_; }
+  const netlink::NetlinkSocket& socket() const { return *socket_; }
 
  private:
-  NetlinkKernel(mnl_socket* nl, Millis timeout);
+  struct DumpJob;
+  using Messages = std::vector<codec::Message>;
+
+  NetlinkKernel(std::unique_ptr<netlink::NetlinkSocket> socket, Millis timeout);
 
   // Sends one request and collects the replies that carry its sequence number, up to the ack
-  // or the end of the dump.
-  // A failing ack is the error, mapped by codec::opError when op is given, else ackError.
-  Result<std::vector<codec::Message>> transact(const std::vector<uint8_t>& request,
-                                               std::string_view what, const Op* op = nullptr);
-  Result<std::vector<DestinationState>> dumpDests(const ServiceKey& key);
+  // or the end of the dump. A failing ack is the error, mapped by codec::opError when op is
+  // given, else ackError.
+  void transact(std::vector<uint8_t> request, uint32_t seq, std::string what, std::optional<Op> op,
+                KernelDone<Messages> done);
+  netlink::NetlinkSocket::Decoder decoder(uint32_t seq, std::string what, std::optional<Op> op,
+                                          std::shared_ptr<Messages> out) const;
+  void dumpServices(std::shared_ptr<DumpJob> job);
+  void dumpNextDests(std::shared_ptr<DumpJob> job);
 
-  mnl_socket* nl_;
-  uint32_t portid_;
-  uint32_t seq_ = 0;
+  std::unique_ptr<netlink::NetlinkSocket> socket_;
   uint16_t family_id_ = 0;
   Millis timeout_;
   uint64_t writes_ = 0;
-  std::vector<uint64_t> rx_;  // the receive buffer (8-byte aligned for the netlink headers)
 };
 
 }  // namespace tandem::resources::ipvs

@@ -140,9 +140,13 @@ Result<nlohmann::json> IpvsSubsystem::show() {
     return fail(ErrorCode::kUnavailable,
                 "tandemd manages no IPVS services: the config has no [[virtual_server]]");
   }
-  auto table = kernel_->dump();
-  if (!table) {
-    return fail(table.error().code, "cannot read the IPVS table: " + table.error().message);
+  // The kernel's table as the last complete pass left it: no dump on the loop per request.
+  const Table* table = loop_->lastTable();
+  if (table == nullptr) {
+    return fail(ErrorCode::kUnavailable,
+                "cannot read the IPVS table: no reconcile pass has completed since the last error "
+                "(see the log; tandemd tries again every " +
+                    formatDuration(config_->ipvs.monitor_interval) + ")");
   }
   return ipvsJson(*table, *config_, IpvsView{loop_->lastPassOk(), config_->ipvs.monitor_interval});
 }

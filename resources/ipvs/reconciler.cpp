@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 #include <vector>
 
@@ -50,6 +51,18 @@ std::string summary(const std::vector<Op>& ops) {
          std::to_string(n[5]);
 }
 
+void sortTable(Table& t) {
+  std::sort(t.services.begin(), t.services.end(), [](const ServiceState& a, const ServiceState& b) {
+    return a.service.key < b.service.key;
+  });
+  for (auto& s : t.services) {
+    std::sort(s.destinations.begin(), s.destinations.end(),
+              [](const DestinationState& a, const DestinationState& b) {
+                return a.dest.key < b.dest.key;
+              });
+  }
+}
+
 }  // namespace
 
 std::string serviceName(const ServiceKey& key) {
@@ -87,10 +100,48 @@ std::string describe(const Op& op) {
   return "?";
 }
 
-Reconciler::Reconciler(Kernel& kernel, IpvsLog log, OwnedStore* owned_store)
-    : kernel_(kernel), log_(std::move(log)), owned_store_(owned_store) {
+// One pass: its inputs, where it is, and what it has done so far.
+struct Reconciler::Run {
+  Table desired;
+  bool manage_all = false;
+  Pass pass = Pass::kVerify;
+  ReconcileDone done;
+  std::set<ServiceKey> wanted;
+  std::set<ServiceKey> retired;
+  bool incremental = false;
+  ReconcileReport report;
+  std::vector<Op> done_ops;
+  std::vector<std::string> drift;
+  bool drift_checked = false;
+  int attempt = 0;
+  Table dumped;
+  bool have_dump = false;
+  std::vector<Op> ops;
+  size_t next = 0;  // the next op of ops to send
+  size_t in_flight = 0;
+  size_t window = 1;
+  size_t sent_in_slice = 0;
+  bool yielding = false;
+  bool pumping = false;
+  bool pump_again = false;
+  bool replan = false;
+  std::optional<Error> failure;
+  std::string failure_reason;  // the kernel's refusal, for the drift it left unrepaired
+};
+
+Reconciler::Reconciler(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log,
+                       OwnedStore* owned_store)
+    : dispatcher_(dispatcher), kernel_(kernel), log_(std::move(log)), owned_store_(owned_store) {
+  yield_ = dispatcher_.createTimer([this] {
+    if (!run_) return;
+    run_->yielding = false;
+    run_->sent_in_slice = 0;
+    pump();
+  });
   loadOwned();
 }
+
+Reconciler::~Reconciler() { *alive_ = false; }
 
 void Reconciler::log(IpvsLogLevel level, const std::string& line) const {
   if (log_) log_(level, line);
@@ -135,116 +186,211 @@ void Reconciler::saveOwned() {
   saved_owned_ = owned_;
 }
 
-Result<ReconcileReport> Reconciler::reconcile(const Table& desired, bool manage_all, Pass pass) {
-  ReconcileReport report;
-  std::set<ServiceKey> wanted;
-  for (const auto& s : desired.services) wanted.insert(s.service.key);
-  std::set<ServiceKey> retired;
+template <typename T>
+KernelDone<T> Reconciler::guard(std::function<void(Result<T>)> f) {
+  return [alive = std::weak_ptr<bool>(alive_), gen = generation_, this,
+          f = std::move(f)](Result<T> r) {
+    if (alive.expired() || gen != generation_ || !run_) return;
+    f(std::move(r));
+  };
+}
+
+void Reconciler::reconcile(Table desired, bool manage_all, Pass pass, ReconcileDone done) {
+  assert(!busy());
+  ++generation_;
+  run_ = std::make_unique<Run>();
+  Run& run = *run_;
+  run.desired = std::move(desired);
+  run.manage_all = manage_all;
+  run.pass = pass;
+  run.done = std::move(done);
+  for (const auto& s : run.desired.services) run.wanted.insert(s.service.key);
   for (const auto& k : owned_) {
-    if (wanted.count(k) == 0) retired.insert(k);
+    if (run.wanted.count(k) == 0) run.retired.insert(k);
   }
   // Until this pass completes, tandem owns both what it had and what it is adding.
-  owned_.insert(wanted.begin(), wanted.end());
-
+  owned_.insert(run.wanted.begin(), run.wanted.end());
   // Without a dump, plan against what the last complete pass left in the kernel; a changed
-  // manage may own services that table does not show, so it dumps.
-  const bool incremental =
-      pass == Pass::kChange && last_applied_.has_value() && last_manage_all_ == manage_all;
-  // Then last_applied_ follows each acknowledged request (applyOp, in place: no copy of a big
-  // table), so it stays what the kernel should hold: the base for drift after a fallback dump,
-  // and, when no dump was needed, the desired table itself at the end.
-  Table* expect = incremental ? &*last_applied_ : nullptr;
+  // manage may own services that table does not show, so it dumps. Then last_applied_ follows
+  // each acknowledged request (in place: no copy of a big table), so it stays what the kernel
+  // should hold: the base for drift after a fallback dump, and, when no dump was needed, the
+  // desired table itself at the end.
+  run.incremental = pass == Pass::kChange && last_applied_.has_value() &&
+                    last_manage_all_ == manage_all && kernel_table_.has_value();
+  startAttempt();
+}
 
-  std::vector<Op> done;
-  std::vector<std::string> drift;
-  bool drift_checked = false;
-  auto log_done = [&] {
-    if (done.size() <= kOpsLoggedOneByOne) {
-      for (const Op& d : done) log(IpvsLogLevel::kNotice, describe(d));
-    } else {
-      log(IpvsLogLevel::kNotice, summary(done));
+void Reconciler::startAttempt() {
+  Run& run = *run_;
+  run.replan = false;
+  run.failure.reset();
+  run.next = 0;
+  run.window = 1;
+  if (run.incremental && run.attempt == 0) {
+    run.ops = plan(run.desired, *last_applied_, run.manage_all, run.retired);
+    pump();
+    return;
+  }
+  kernel_.dump(guard<Table>([this](Result<Table> t) { onDumped(std::move(t)); }));
+}
+
+void Reconciler::onDumped(Result<Table> dumped) {
+  Run& run = *run_;
+  ++run.report.dumps;
+  if (!dumped) {
+    Error e{dumped.error().code, "cannot read the IPVS table: " + dumped.error().message};
+    if (run.attempt > 0) {
+      giveUp(std::move(e));
+      return;
     }
-  };
-  auto give_up = [&](Result<ReconcileReport> r) {
-    // Part of a plan may have gone in: the kernel now holds neither table, and what tandem
-    // finds next time is its own doing as much as anyone's.
-    last_applied_.reset();
     saveOwned();
-    return r;
-  };
-  for (int attempt = 0;; ++attempt) {
-    Table dumped_table;
-    const Table* actual = expect;
-    if (!(incremental && attempt == 0)) {
-      auto dumped = kernel_.dump();
-      ++report.dumps;
-      if (!dumped) {
-        auto err =
-            fail(dumped.error().code, "cannot read the IPVS table: " + dumped.error().message);
-        if (attempt > 0) return give_up(err);
-        saveOwned();
-        return err;
-      }
-      dumped_table = std::move(*dumped);
-      actual = &dumped_table;
-      if (!drift_checked) {
-        drift = findDrift(dumped_table, last_applied_ ? &*last_applied_ : nullptr, wanted);
-        drift_checked = true;
-      }
-    }
-    const std::vector<Op> ops = plan(desired, *actual, manage_all, retired);
-    bool replan = false;
-    for (const Op& op : ops) {
-      auto r = kernel_.apply(op);
-      if (r) {
-        ++report.applied;
-        done.push_back(op);
-        if (expect != nullptr) applyOp(*expect, op);
-        if (op.kind == Op::Kind::kDelService) owned_.erase(op.service.key);
-        continue;
-      }
-      if (retryable(r.error()) && attempt < kMaxReplans) {
-        // The table moved under us: what we planned against is stale.
-        log(IpvsLogLevel::kInfo, describe(op) + ": " + r.error().message +
-                                     "; the table changed meanwhile, reading it again");
-        ++report.replans;
-        replan = true;
+    finish(fail(std::move(e)));
+    return;
+  }
+  run.dumped = std::move(*dumped);
+  run.have_dump = true;
+  // In key order (NetlinkKernel dumps so; a fake need not), so that applyOp can follow the
+  // acknowledged requests.
+  kernel_table_ = run.dumped;
+  sortTable(*kernel_table_);
+  if (!run.drift_checked) {
+    run.drift = findDrift(run.dumped, last_applied_ ? &*last_applied_ : nullptr, run.wanted);
+    run.drift_checked = true;
+  }
+  run.ops = plan(run.desired, run.dumped, run.manage_all, run.retired);
+  pump();
+}
+
+void Reconciler::pump() {
+  if (!run_) return;
+  Run& run = *run_;
+  // A kernel that answers before apply() returns would otherwise recurse once per request.
+  if (run.pumping) {
+    run.pump_again = true;
+    return;
+  }
+  run.pumping = true;
+  std::weak_ptr<bool> alive = alive_;
+  const uint64_t gen = generation_;
+  do {
+    run.pump_again = false;
+    while (!run.replan && !run.failure && run.next < run.ops.size() && run.in_flight < run.window &&
+           !run.yielding) {
+      if (run.sent_in_slice == kSliceRequests) {
+        // Let the loop run its timers and other fds before the next slice.
+        run.yielding = true;
+        yield_->arm(Millis(0));
         break;
       }
-      log_done();
-      for (const auto& d : drift) {
-        log(IpvsLogLevel::kWarning, d + "; could not restore it: " + r.error().message);
-      }
-      return give_up(fail(r.error().code,
+      const size_t i = run.next++;
+      ++run.in_flight;
+      ++run.sent_in_slice;
+      kernel_.apply(run.ops[i], guard<void>([this, i](Result<void> r) {
+                      const Op op = run_->ops[i];
+                      onAnswer(op, std::move(r));
+                    }));
+      if (alive.expired() || gen != generation_ || !run_) return;
+    }
+  } while (run.pump_again);
+  run.pumping = false;
+  if (run.in_flight == 0 && (run.replan || run.failure || run.next == run.ops.size())) {
+    attemptDone();
+  }
+}
+
+void Reconciler::onAnswer(const Op& op, Result<void> r) {
+  Run& run = *run_;
+  --run.in_flight;
+  if (r) {
+    ++run.report.applied;
+    run.done_ops.push_back(op);
+    if (run.incremental && last_applied_) applyOp(*last_applied_, op);
+    if (kernel_table_) applyOp(*kernel_table_, op);
+    if (op.kind == Op::Kind::kDelService) owned_.erase(op.service.key);
+    run.window = std::min(run.window + 1, kMaxInFlight);
+  } else if (!run.replan && !run.failure) {
+    // The first refusal of this attempt decides; the requests already in flight behind it
+    // are answered but send nothing more.
+    if (retryable(r.error()) && run.attempt < kMaxReplans) {
+      // The table moved under us: what we planned against is stale.
+      log(IpvsLogLevel::kInfo, describe(op) + ": " + r.error().message +
+                                   "; the table changed meanwhile, reading it again");
+      ++run.report.replans;
+      run.replan = true;
+    } else {
+      run.failure_reason = r.error().message;
+      run.failure = Error{r.error().code,
                           describe(op) + " failed: " + r.error().message +
                               (retryable(r.error()) ? " (the table kept changing under tandem; "
                                                       "will try again at the next pass)"
-                                                    : "")));
+                                                    : "")};
     }
-    if (!replan) break;
+  }
+  pump();
+}
+void Reconciler::attemptDone() {
+  Run& run = *run_;
+  if (run.replan) {
+    ++run.attempt;
+    startAttempt();
+    return;
+  }
+  auto log_done = [&] {
+    if (run.done_ops.size() <= kOpsLoggedOneByOne) {
+      for (const Op& d : run.done_ops) log(IpvsLogLevel::kNotice, describe(d));
+    } else {
+      log(IpvsLogLevel::kNotice, summary(run.done_ops));
+    }
+  };
+  if (run.failure) {
+    log_done();
+    for (const auto& d : run.drift) {
+      log(IpvsLogLevel::kWarning, d + "; could not restore it: " + run.failure_reason);
+    }
+    giveUp(*run.failure);
+    return;
   }
   log_done();
-  for (const auto& d : drift) log(IpvsLogLevel::kWarning, d + "; restored");
-  report.drift = drift.size();
-  for (const auto& k : retired) owned_.erase(k);
-  last_manage_all_ = manage_all;
-  if (incremental && report.dumps == 0) {
-    // last_applied_ followed every request of the plan: it is the desired table already.
-    saveOwned();
-    return report;
-  }
-  last_applied_ = desired;
-  std::sort(
-      last_applied_->services.begin(), last_applied_->services.end(),
-      [](const ServiceState& a, const ServiceState& b) { return a.service.key < b.service.key; });
-  for (auto& s : last_applied_->services) {
-    std::sort(s.destinations.begin(), s.destinations.end(),
-              [](const DestinationState& a, const DestinationState& b) {
-                return a.dest.key < b.dest.key;
-              });
+  for (const auto& d : run.drift) log(IpvsLogLevel::kWarning, d + "; restored");
+  run.report.drift = run.drift.size();
+  for (const auto& k : run.retired) owned_.erase(k);
+  last_manage_all_ = run.manage_all;
+  if (!(run.incremental && run.report.dumps == 0)) {
+    // Otherwise last_applied_ followed every request of the plan: it is the desired table.
+    last_applied_ = std::move(run.desired);
+    sortTable(*last_applied_);
   }
   saveOwned();
-  return report;
+  finish(run.report);
+}
+
+void Reconciler::giveUp(Error e) {
+  // Part of a plan may have gone in: the kernel now holds neither table, and what tandem
+  // finds next time is its own doing as much as anyone's.
+  last_applied_.reset();
+  saveOwned();
+  finish(fail(std::move(e)));
+}
+
+void Reconciler::finish(Result<ReconcileReport> r) {
+  // After a failed pass nobody knows what the kernel holds until the next dump.
+  if (!r) kernel_table_.reset();
+  ReconcileDone done = std::move(run_->done);
+  run_.reset();
+  ++generation_;
+  yield_->cancel();
+  if (done) done(std::move(r));
+}
+
+void Reconciler::cancel() {
+  ++generation_;
+  timeouts_running_ = false;
+  if (!run_) return;
+  run_.reset();
+  yield_->cancel();
+  // Abandoned halfway: what the kernel holds is known again only from a dump.
+  last_applied_.reset();
+  kernel_table_.reset();
 }
 
 std::vector<std::string> Reconciler::findDrift(const Table& actual, const Table* base,
@@ -290,28 +436,51 @@ std::vector<std::string> Reconciler::findDrift(const Table& actual, const Table*
   return found;
 }
 
-Result<void> Reconciler::applyTimeouts(const Timeouts& want) {
-  if (want == Timeouts{}) return {};
-  auto have = kernel_.timeouts();
-  if (!have) {
-    return fail(have.error().code, "cannot read the IPVS timeouts: " + have.error().message);
+void Reconciler::applyTimeouts(const Timeouts& want, TimeoutsDone done) {
+  if (want == Timeouts{}) {
+    done({});
+    return;
   }
-  Timeouts delta;
-  if (want.tcp != 0 && want.tcp != have->tcp) delta.tcp = want.tcp;
-  if (want.tcpfin != 0 && want.tcpfin != have->tcpfin) delta.tcpfin = want.tcpfin;
-  if (want.udp != 0 && want.udp != have->udp) delta.udp = want.udp;
-  if (delta == Timeouts{}) return {};
-  auto r = kernel_.setTimeouts(delta);
-  if (!r) return fail(r.error().code, "cannot set the IPVS timeouts: " + r.error().message);
-  log(IpvsLogLevel::kNotice, "IPVS timeouts set: tcp=" + std::to_string(want.tcp) +
-                                 "s tcpfin=" + std::to_string(want.tcpfin) +
-                                 "s udp=" + std::to_string(want.udp) + "s (0: unchanged)");
-  return {};
+  timeouts_running_ = true;
+  const uint64_t gen = generation_;
+  std::weak_ptr<bool> alive = alive_;
+  auto current = [this, alive, gen] { return !alive.expired() && gen == generation_; };
+  kernel_.timeouts([this, current, want, done = std::move(done)](Result<Timeouts> have) mutable {
+    if (!current()) return;
+    if (!have) {
+      timeouts_running_ = false;
+      done(fail(have.error().code, "cannot read the IPVS timeouts: " + have.error().message));
+      return;
+    }
+    Timeouts delta;
+    if (want.tcp != 0 && want.tcp != have->tcp) delta.tcp = want.tcp;
+    if (want.tcpfin != 0 && want.tcpfin != have->tcpfin) delta.tcpfin = want.tcpfin;
+    if (want.udp != 0 && want.udp != have->udp) delta.udp = want.udp;
+    if (delta == Timeouts{}) {
+      timeouts_running_ = false;
+      done({});
+      return;
+    }
+    kernel_.setTimeouts(delta, [this, current, want, done = std::move(done)](Result<void> r) {
+      if (!current()) return;
+      timeouts_running_ = false;
+      if (!r) {
+        done(fail(r.error().code, "cannot set the IPVS timeouts: " + r.error().message));
+        return;
+      }
+      log(IpvsLogLevel::kNotice, "IPVS timeouts set: tcp=" + std::to_string(want.tcp) +
+                                     "s tcpfin=" + std::to_string(want.tcpfin) +
+                                     "s udp=" + std::to_string(want.udp) + "s (0: unchanged)");
+      done({});
+    });
+  });
 }
 
 IpvsReconcileLoop::IpvsReconcileLoop(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log,
                                      OwnedStore* owned_store)
-    : dispatcher_(dispatcher), reconciler_(kernel, log, owned_store), log_(std::move(log)) {
+    : dispatcher_(dispatcher),
+      reconciler_(dispatcher, kernel, log, owned_store),
+      log_(std::move(log)) {
   timer_ = dispatcher_.createTimer([this] { pass(Pass::kVerify); });
 }
 
@@ -337,17 +506,40 @@ void IpvsReconcileLoop::reconcileNow() {
   if (config_) pass(Pass::kVerify);
 }
 
-void IpvsReconcileLoop::stop() { timer_->cancel(); }
+void IpvsReconcileLoop::stop() {
+  timer_->cancel();
+  queued_.reset();
+  if (running_) {
+    reconciler_.cancel();
+    running_ = false;
+  }
+}
 
 void IpvsReconcileLoop::pass(Pass kind) {
   if (!config_) return;
-  ++passes_;
+  if (running_) {
+    // One pass at a time: the next one starts when this one ends, from the config and health
+    // of that moment. A queued verify covers a queued change.
+    queued_ = (kind == Pass::kVerify || queued_ == Pass::kVerify) ? Pass::kVerify : Pass::kChange;
+    return;
+  }
+  running_ = true;
   desired_ = desiredTable(*config_, health_);
-  std::string error;
-  auto r = reconciler_.reconcile(desired_, config_->ipvs.manage == config::IpvsManage::kAll, kind);
-  if (!r) error = r.error().message;
-  auto t = reconciler_.applyTimeouts(desiredTimeouts(config_->ipvs));
-  if (!t) error += (error.empty() ? "" : "; ") + t.error().message;
+  const Timeouts want = desiredTimeouts(config_->ipvs);
+  reconciler_.reconcile(desired_, config_->ipvs.manage == config::IpvsManage::kAll, kind,
+                        [this, kind, want](Result<ReconcileReport> r) {
+                          std::string error = r ? std::string() : r.error().message;
+                          reconciler_.applyTimeouts(want, [this, kind, error](Result<void> t) {
+                            std::string all = error;
+                            if (!t) all += (all.empty() ? "" : "; ") + t.error().message;
+                            passDone(kind, all);
+                          });
+                        });
+}
+
+void IpvsReconcileLoop::passDone(Pass kind, const std::string& error) {
+  running_ = false;
+  ++passes_;
   if (error != last_error_) {
     if (!error.empty()) {
       if (log_) log_(IpvsLogLevel::kError, "IPVS table not in sync: " + error);
@@ -359,6 +551,11 @@ void IpvsReconcileLoop::pass(Pass kind) {
   // A kChange pass leaves the interval running: the next dump comes on time however often the
   // desired table changes.
   if (kind == Pass::kVerify || !timer_->armed()) timer_->arm(config_->ipvs.monitor_interval);
+  if (queued_) {
+    const Pass next = *queued_;
+    queued_.reset();
+    pass(next);
+  }
 }
 
 }  // namespace tandem::resources::ipvs

@@ -55,27 +55,54 @@ enum class Pass {
 // as a warning naming what it looks like someone did ("virtual service tcp 198.51.100.10:80
 // was deleted behind tandem's back (ipvsadm -D?); restored").
 //
+// Asynchronous and sliced, so that a first apply of 11,000 rules never holds the loop: at most
+// kMaxInFlight requests are in flight (starting from one, growing by one per acknowledged
+// request, so an early refusal costs one request, not a window of them), and after every
+// kSliceRequests requests the next one is sent from a fresh loop iteration. One pass at a time;
+// its completion comes from the loop (or before reconcile() returns, with a kernel that answers
+// at once). Destroying the reconciler, or cancel(), drops a running pass without calling back.
+//
 // With an OwnedStore, the services tandem owns outlive the process: read at construction (a
 // line that names no service is a warning naming the file and line, and is skipped), written
 // after each pass that changed them.
 class Reconciler {
  public:
   static constexpr int kMaxReplans = 3;
+  static constexpr size_t kMaxInFlight = 32;
+  static constexpr size_t kSliceRequests = 256;
 
-  Reconciler(Kernel& kernel, IpvsLog log, OwnedStore* owned_store = nullptr);
+  using ReconcileDone = std::function<void(Result<ReconcileReport>)>;
+  using TimeoutsDone = std::function<void(Result<void>)>;
 
-  [[nodiscard]] Result<ReconcileReport> reconcile(const Table& desired, bool manage_all,
-                                                  Pass pass = Pass::kVerify);
+  Reconciler(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log,
+             OwnedStore* owned_store = nullptr);
+  ~Reconciler();
+  Reconciler(const Reconciler&) = delete;
+  Reconciler& operator=(const Reconciler&) = delete;
+
+  // Starts a pass; one at a time (busy()).
+  void reconcile(Table desired, bool manage_all, Pass pass, ReconcileDone done);
   // Sets the global timeouts that want names (non-zero) and the kernel does not already have;
   // writes nothing when they match.
-  [[nodiscard]] Result<void> applyTimeouts(const Timeouts& want);
+  void applyTimeouts(const Timeouts& want, TimeoutsDone done);
+  // Abandons the running pass (its requests in flight are ignored when they complete; the next
+  // pass dumps) and the running timeouts check. No completion is called.
+  void cancel();
+  bool busy() const { return run_ != nullptr || timeouts_running_; }
 
   // Services tandem owns: in the last desired table it applied, plus any it has applied before
   // and not yet seen deleted (so a service dropped from the config is removed even with
   // manage = "owned").
   const std::set<ServiceKey>& owned() const { return owned_; }
+  // The kernel's table as the last complete pass left it, in key order: the table it dumped
+  // (or, without a dump, the one before) plus every request of it the kernel acknowledged. Null
+  // before the first complete pass and after a failed one (then nobody knows what the kernel
+  // holds).
+  const Table* kernelTable() const { return kernel_table_ ? &*kernel_table_ : nullptr; }
 
  private:
+  struct Run;
+
   // How the kernel differs from what tandem last applied, for the services it still wants:
   // one line each, naming what it looks like someone did.
   // base: what the kernel should hold (null: nothing known, no drift).
@@ -85,15 +112,33 @@ class Reconciler {
   void loadOwned();
   void saveOwned();
 
+  void startAttempt();
+  void onDumped(Result<Table> dumped);
+  void pump();
+  void onAnswer(const Op& op, Result<void> r);
+  void attemptDone();
+  void finish(Result<ReconcileReport> r);
+  void giveUp(Error e);
+  // Wraps a kernel completion so that it does nothing once the pass it belongs to is over.
+  template <typename T>
+  KernelDone<T> guard(std::function<void(Result<T>)> f);
+
+  loop::Dispatcher& dispatcher_;
   Kernel& kernel_;
   IpvsLog log_;
   OwnedStore* owned_store_;
   // The desired table of the last complete reconcile, in key order, and its manage_all.
   std::optional<Table> last_applied_;
   bool last_manage_all_ = false;
+  std::optional<Table> kernel_table_;
   std::set<ServiceKey> owned_;
   std::set<ServiceKey> saved_owned_;  // what owned_store_ holds
   std::string save_error_;            // the last failed write's message, logged once
+  std::unique_ptr<Run> run_;
+  uint64_t generation_ = 0;  // of the running pass; answers for an older one are ignored
+  bool timeouts_running_ = false;
+  std::unique_ptr<loop::Timer> yield_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 // Runs the reconciler every monitor_interval on the dispatcher (kVerify: a dump, drift
@@ -101,6 +146,10 @@ class Reconciler {
 // Only kVerify passes restart the interval, so however often the desired table changes, the
 // kernel is read at least once per interval. A failed pass is logged (once while the error stays
 // the same) and tried again at the next interval.
+//
+// Passes run one at a time, across loop iterations. A change (configure, setHealth,
+// reconcileNow, the interval) while one runs is queued: the next pass starts when the running
+// one ends, from the newest config and health (a queued kVerify wins over a queued kChange).
 class IpvsReconcileLoop {
  public:
   IpvsReconcileLoop(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log,
@@ -114,14 +163,21 @@ class IpvsReconcileLoop {
   void setHealth(const std::string& virtual_server, const Endpoint& real_server, bool up);
   // Reconciles now (kVerify) and restarts the interval.
   void reconcileNow();
+  // Cancels the interval and abandons a running pass (its completion is never called).
   void stop();
 
   const Reconciler& reconciler() const { return reconciler_; }
+  // Completed passes.
   size_t passes() const { return passes_; }
   bool lastPassOk() const { return last_error_.empty() && passes_ > 0; }
+  // The kernel's table as the last complete pass left it (Reconciler::kernelTable()): what
+  // `tandem ipvs show` answers from without a dump. Null before the first complete pass.
+  const Table* lastTable() const { return reconciler_.kernelTable(); }
+  bool passRunning() const { return running_; }
 
  private:
   void pass(Pass kind);
+  void passDone(Pass kind, const std::string& error);
 
   loop::Dispatcher& dispatcher_;
   Reconciler reconciler_;
@@ -132,6 +188,8 @@ class IpvsReconcileLoop {
   std::unique_ptr<loop::Timer> timer_;
   size_t passes_ = 0;
   std::string last_error_;
+  bool running_ = false;
+  std::optional<Pass> queued_;
 };
 
 }  // namespace tandem::resources::ipvs

@@ -26,6 +26,7 @@
 #include "ipvs/ipvs_plan.h"
 #include "ipvs/reconciler.h"
 #include "resources/fake_ipvs_kernel.h"
+#include "resources/run_pass.h"
 
 namespace {
 
@@ -118,16 +119,18 @@ int main() {
   rows.push_back(time("plan: 1% change (100 weights)", runs,
                       [&] { return plan(changed, dumped, false).size(); }));
   rows.push_back(time("reconcile on fake kernel: empty -> full", 10, [&] {
-    fakes::FakeIpvsKernel k;
-    Reconciler rec(k, nullptr);
-    auto r = rec.reconcile(desired, false);
+    fakes::SimDispatcher sim;
+    fakes::FakeIpvsKernel k(sim);
+    Reconciler rec(sim, k, nullptr);
+    auto r = fakes::runPass(sim, rec, desired, false);
     return r ? r->applied : 0;
   }));
   rows.push_back(time("reconcile on fake kernel: 1% change", runs, [&] {
-    fakes::FakeIpvsKernel k;
+    fakes::SimDispatcher sim;
+    fakes::FakeIpvsKernel k(sim);
     k.load(desired);
-    Reconciler rec(k, nullptr);
-    auto r = rec.reconcile(changed, false);
+    Reconciler rec(sim, k, nullptr);
+    auto r = fakes::runPass(sim, rec, changed, false);
     return r ? static_cast<size_t>(k.writes()) : 0;
   }));
 

@@ -427,11 +427,18 @@ class FakePlatform final : public platform::Platform {
   class KernelView final : public resources::ipvs::Kernel {
    public:
     explicit KernelView(resources::ipvs::Kernel& k) : k_(k) {}
-    Result<resources::ipvs::Table> dump() override { return k_.dump(); }
-    Result<void> apply(const resources::ipvs::Op& op) override { return k_.apply(op); }
-    Result<resources::ipvs::Timeouts> timeouts() override { return k_.timeouts(); }
-    Result<void> setTimeouts(const resources::ipvs::Timeouts& t) override {
-      return k_.setTimeouts(t);
+    void dump(resources::ipvs::KernelDone<resources::ipvs::Table> done) override {
+      k_.dump(std::move(done));
+    }
+    void apply(const resources::ipvs::Op& op, resources::ipvs::KernelDone<void> done) override {
+      k_.apply(op, std::move(done));
+    }
+    void timeouts(resources::ipvs::KernelDone<resources::ipvs::Timeouts> done) override {
+      k_.timeouts(std::move(done));
+    }
+    void setTimeouts(const resources::ipvs::Timeouts& t,
+                     resources::ipvs::KernelDone<void> done) override {
+      k_.setTimeouts(t, std::move(done));
     }
     uint64_t writes() const override { return k_.writes(); }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -59,10 +60,19 @@ const DestKey kRs2{ip("203.0.113.22"), 80};
 class SharedKernel final : public Kernel {
  public:
   explicit SharedKernel(FakeIpvsKernel& k) : k_(k) {}
-  Result<Table> dump() override { return k_.dump(); }
-  Result<void> apply(const Op& op) override { return k_.apply(op); }
-  Result<Timeouts> timeouts() override { return k_.timeouts(); }
-  Result<void> setTimeouts(const Timeouts& t) override { return k_.setTimeouts(t); }
+  void dump(resources::ipvs::KernelDone<resources::ipvs::Table> done) override {
+    k_.dump(std::move(done));
+  }
+  void apply(const Op& op, resources::ipvs::KernelDone<void> done) override {
+    k_.apply(op, std::move(done));
+  }
+  void timeouts(resources::ipvs::KernelDone<resources::ipvs::Timeouts> done) override {
+    k_.timeouts(std::move(done));
+  }
+  void setTimeouts(const resources::ipvs::Timeouts& t,
+                   resources::ipvs::KernelDone<void> done) override {
+    k_.setTimeouts(t, std::move(done));
+  }
   uint64_t writes() const override { return k_.writes(); }
 
  private:
@@ -261,18 +271,19 @@ TEST_F(IpvsSubsystemTest, ShowListsServicesWithNamesHealthAndCounters) {
   foreign.service.key = ServiceKey{Family::kInet, IPPROTO_UDP, ip("198.51.100.53"), 53, 0};
   foreign.service.scheduler = "wrr";
   ASSERT_TRUE(kernel_.applyDirect(foreign).has_value());
+  sim_.advance(2s);  // show answers from the table the last pass read: the monitor pass's
   auto shown = m.show();
   ASSERT_TRUE(shown.has_value()) << shown.error().message;
   const auto& j = *shown;
   EXPECT_EQ(j["in_sync"], true);
   EXPECT_EQ(j["monitor_interval_ms"], 2000);
   ASSERT_EQ(j["services"].size(), 2u);
-  // The fake dumps in reverse key order; the answer keeps the kernel's order.
-  const auto& udp = j["services"][0];
+  // The answer comes from the table the last pass left, in key order: tcp before udp.
+  const auto& udp = j["services"][1];
   EXPECT_EQ(udp["key"], "udp 198.51.100.53:53");
   EXPECT_TRUE(udp["name"].is_null());
   EXPECT_EQ(udp["managed"], false);
-  const auto& web = j["services"][1];
+  const auto& web = j["services"][0];
   EXPECT_EQ(web["name"], "web");
   EXPECT_EQ(web["key"], "tcp 198.51.100.50:80");
   EXPECT_EQ(web["protocol"], "tcp");
@@ -283,7 +294,7 @@ TEST_F(IpvsSubsystemTest, ShowListsServicesWithNamesHealthAndCounters) {
   EXPECT_EQ(web["flags"], nlohmann::json::array());
   EXPECT_EQ(web["managed"], true);
   ASSERT_EQ(web["destinations"].size(), 2u);
-  const auto& rs2 = web["destinations"][0];
+  const auto& rs2 = web["destinations"][1];
   EXPECT_EQ(rs2["address"], "203.0.113.22");
   EXPECT_EQ(rs2["port"], 80);
   EXPECT_EQ(rs2["forward"], "nat");
@@ -307,6 +318,7 @@ TEST_F(IpvsSubsystemTest, ADumpThatFailsIsAnErrorNamingTheTable) {
   Subsystem m(deps());
   m.configure(load(withWeb()));
   kernel_.failDumps(1);
+  sim_.advance(2s);  // the monitor pass cannot read the table
   auto shown = m.show();
   ASSERT_FALSE(shown.has_value());
   EXPECT_NE(shown.error().message.find("cannot read the IPVS table"), std::string::npos);

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "ipvs/ipvs_model.h"
+#include "loop/dispatcher.h"
 
 namespace tandem::fakes {
 
@@ -29,51 +32,86 @@ using resources::ipvs::Timeouts;
 // service included), and deleting a service takes its destinations with it. Like the kernel it
 // sets IP_VS_SVC_F_HASHED on every service and dumps in an order of its own (here: reverse key
 // order), so the planner cannot lean on either. Counts the requests that changed the table.
+//
+// Built on a dispatcher, it answers like NetlinkKernel: from the loop, after a latency (0 ms by
+// default: from the next timer round), in the order of the requests, each request taking effect
+// when it is answered. silence() makes it stop answering: each request then completes with the
+// kTimeout NetlinkKernel reports once its deadline passes. Built without one, it answers before
+// the call returns (for tests that only look at the outcome).
 class FakeIpvsKernel final : public Kernel {
  public:
-  Result<Table> dump() override {
+  FakeIpvsKernel() = default;
+  explicit FakeIpvsKernel(loop::Dispatcher& dispatcher)
+      : dispatcher_(&dispatcher), timer_(dispatcher.createTimer([this] { answerDue(); })) {}
+
+  void dump(resources::ipvs::KernelDone<Table> done) override {
     ++dumps_;
-    if (fail_dumps_ > 0) {
-      --fail_dumps_;
-      return fail(ErrorCode::kIo, "dump failed (injected)");
-    }
-    return table();
+    later(
+        "list the IPVS services",
+        [this, done = std::move(done)]() mutable {
+          if (fail_dumps_ > 0) {
+            --fail_dumps_;
+            done(fail(ErrorCode::kIo, "dump failed (injected)"));
+            return;
+          }
+          done(table());
+        },
+        [done](Error e) mutable { done(fail(std::move(e))); });
   }
 
-  Result<void> apply(const Op& op) override {
+  void apply(const Op& op, resources::ipvs::KernelDone<void> done) override {
     ++requests_;
-    if (before_apply_) {
-      auto hook = std::move(before_apply_);
-      before_apply_ = nullptr;
-      hook(*this);  // e.g. someone runs ipvsadm between tandem's dump and its request
-    }
-    if (fail_after_ && fail_after_->first-- == 0) {
-      ErrorCode code = fail_after_->second;
-      fail_after_.reset();
-      return fail(code, "injected");
-    }
-    if (!inject_.empty()) {
-      ErrorCode code = inject_.front();
-      inject_.erase(inject_.begin());
-      return fail(code, "injected");
-    }
-    auto r = applyDirect(op);
-    if (r) {
-      ++writes_;
-      applied_.push_back(op);
-    }
-    return r;
+    ++in_flight_;
+    max_in_flight_ = std::max(max_in_flight_, in_flight_);
+    later(
+        "cannot " + op.toString(),
+        [this, op, done = std::move(done)]() mutable {
+          --in_flight_;
+          done(answer(op));
+        },
+        [this, done](Error e) mutable {
+          --in_flight_;
+          done(fail(std::move(e)));
+        });
   }
 
-  Result<Timeouts> timeouts() override { return timeouts_; }
-  Result<void> setTimeouts(const Timeouts& t) override {
-    if (t.tcp) timeouts_.tcp = t.tcp;
-    if (t.tcpfin) timeouts_.tcpfin = t.tcpfin;
-    if (t.udp) timeouts_.udp = t.udp;
-    ++writes_;
-    return {};
+  void timeouts(resources::ipvs::KernelDone<Timeouts> done) override {
+    later(
+        "read the IPVS timeouts", [this, done = std::move(done)]() mutable { done(timeouts_); },
+        [done](Error e) mutable { done(fail(std::move(e))); });
+  }
+  void setTimeouts(const Timeouts& t, resources::ipvs::KernelDone<void> done) override {
+    later(
+        "cannot set the IPVS timeouts",
+        [this, t, done = std::move(done)]() mutable {
+          if (t.tcp) timeouts_.tcp = t.tcp;
+          if (t.tcpfin) timeouts_.tcpfin = t.tcpfin;
+          if (t.udp) timeouts_.udp = t.udp;
+          ++writes_;
+          done({});
+        },
+        [done](Error e) mutable { done(fail(std::move(e))); });
   }
   uint64_t writes() const override { return writes_; }
+
+  // A request answered at once, whatever the dispatcher: for tests of the planner alone.
+  Result<void> applyNow(const Op& op) {
+    ++requests_;
+    return answer(op);
+  }
+
+  // How long each answer takes (on a dispatcher).
+  void setLatency(Millis latency) { latency_ = latency; }
+  // From now on no request is answered; each fails with kTimeout after the deadline.
+  void silence(Millis deadline = Millis(1000)) {
+    silent_ = true;
+    deadline_ = deadline;
+  }
+  void speak() { silent_ = false; }
+  // Requests answered or not yet answered; the most that were unanswered at once.
+  size_t inFlight() const { return in_flight_; }
+  size_t maxInFlight() const { return max_in_flight_; }
+  Timeouts kernelTimeouts() const { return timeouts_; }
 
   // What an outside tool (ipvsadm) does: changes the table without counting as tandem's write.
   Result<void> applyDirect(const Op& op) {
@@ -188,6 +226,94 @@ class FakeIpvsKernel final : public Kernel {
   }
 
  private:
+  Result<void> answer(const Op& op) {
+    if (before_apply_) {
+      auto hook = std::move(before_apply_);
+      before_apply_ = nullptr;
+      hook(*this);  // e.g. someone runs ipvsadm between tandem's dump and its request
+    }
+    if (fail_after_ && fail_after_->first-- == 0) {
+      ErrorCode code = fail_after_->second;
+      fail_after_.reset();
+      return fail(code, "injected");
+    }
+    if (!inject_.empty()) {
+      ErrorCode code = inject_.front();
+      inject_.erase(inject_.begin());
+      return fail(code, "injected");
+    }
+    auto r = applyDirect(op);
+    if (r) {
+      ++writes_;
+      applied_.push_back(op);
+    }
+    return r;
+  }
+
+  // Runs answer now (no dispatcher) or when due; a silent kernel times out instead.
+  void later(std::string what, std::function<void()> answer, std::function<void(Error)> timeout) {
+    if (dispatcher_ == nullptr) {
+      answer();
+      return;
+    }
+    Due d;
+    d.seq = next_seq_++;
+    if (silent_) {
+      d.at = dispatcher_->now() + deadline_;
+      d.run = [timeout = std::move(timeout), what = std::move(what), ms = deadline_.count()] {
+        timeout(Error{ErrorCode::kTimeout, "the kernel did not answer within " +
+                                               std::to_string(ms) + " ms (" + what + ")"});
+      };
+    } else {
+      d.at = dispatcher_->now() + latency_;
+      d.run = std::move(answer);
+    }
+    due_.push_back(std::move(d));
+    arm();
+  }
+
+  void arm() {
+    if (due_.empty()) return;
+    loop::MonoTime first = due_.front().at;
+    for (const auto& d : due_) first = std::min(first, d.at);
+    timer_->arm(std::chrono::duration_cast<Millis>(first - dispatcher_->now()));
+  }
+
+  // Answers what is due, in request order; answers to requests made meanwhile wait for the
+  // next round, as replies to a new request come in a new loop iteration.
+  void answerDue() {
+    const loop::MonoTime now = dispatcher_->now();
+    std::vector<Due> ready;
+    std::vector<Due> keep;
+    for (auto& d : due_) (d.at <= now ? ready : keep).push_back(std::move(d));
+    due_ = std::move(keep);
+    std::sort(ready.begin(), ready.end(), [](const Due& a, const Due& b) { return a.seq < b.seq; });
+    ++rounds_;
+    for (auto& d : ready) d.run();
+    arm();
+  }
+
+  struct Due {
+    loop::MonoTime at;
+    uint64_t seq = 0;
+    std::function<void()> run;
+  };
+
+ public:
+  // Timer rounds in which the fake answered (loop iterations, as far as it can tell).
+  size_t rounds() const { return rounds_; }
+
+ private:
+  loop::Dispatcher* dispatcher_ = nullptr;
+  std::unique_ptr<loop::Timer> timer_;
+  std::vector<Due> due_;
+  uint64_t next_seq_ = 0;
+  Millis latency_{0};
+  Millis deadline_{1000};
+  bool silent_ = false;
+  size_t rounds_ = 0;
+  size_t in_flight_ = 0;
+  size_t max_in_flight_ = 0;
   struct Entry {
     Service service;
     std::map<DestKey, Destination> dests;

@@ -21,20 +21,57 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "ipvs/ipvs_netlink.h"
+#include "loop/qb_dispatcher.h"
 #include "must_run.h"
 
 namespace tandem::resources::ipvs {
 namespace {
 
 NetlinkKernel* g_kernel = nullptr;
+loop::Dispatcher* g_loop = nullptr;
+
+// Runs the real loop until the asynchronous request that start() makes completes: the tests
+// read like the requests they make.
+template <typename T>
+Result<T> await(const std::function<void(KernelDone<T>)>& start) {
+  std::optional<Result<T>> out;
+  bool running = false;
+  start([&](Result<T> r) {
+    out = std::move(r);
+    if (running) g_loop->stop();
+  });
+  if (!out) {
+    running = true;
+    g_loop->run();
+  }
+  if (!out) return fail(ErrorCode::kInternal, "the loop stopped before the request completed");
+  return std::move(*out);
+}
+Result<Table> dumpNow() {
+  return await<Table>([](KernelDone<Table> d) { g_kernel->dump(std::move(d)); });
+}
+Result<void> applyNow(const Op& op) {
+  return await<void>([&](KernelDone<void> d) { g_kernel->apply(op, std::move(d)); });
+}
+Result<void> flushNow() {
+  return await<void>([](KernelDone<void> d) { g_kernel->flush(std::move(d)); });
+}
+Result<Timeouts> timeoutsNow() {
+  return await<Timeouts>([](KernelDone<Timeouts> d) { g_kernel->timeouts(std::move(d)); });
+}
+Result<void> setTimeoutsNow(const Timeouts& t) {
+  return await<void>([&](KernelDone<void> d) { g_kernel->setTimeouts(t, std::move(d)); });
+}
 std::vector<std::string> g_schedulers;  // the schedulers this kernel accepted
 
 std::string run(const std::string& cmd) {
@@ -245,7 +282,7 @@ void expectReadBack(const Want& want) {
   EXPECT_EQ(thresholds.size(), dests);
 
   const uint64_t writes = g_kernel->writes();
-  auto table = g_kernel->dump();
+  auto table = dumpNow();
   ASSERT_TRUE(table) << table.error().message;
   EXPECT_EQ(g_kernel->writes(), writes) << "a dump is not a write";
   Table exp = expectedTable(want);
@@ -266,7 +303,7 @@ void expectReadBack(const Want& want) {
 }
 
 void applyOk(const Op& op) {
-  auto r = g_kernel->apply(op);
+  auto r = applyNow(op);
   ASSERT_TRUE(r) << op.toString() << ": " << r.error().message;
 }
 
@@ -319,10 +356,10 @@ Want matrix() {
 class IpvsKernel : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto r = g_kernel->flush();
+    auto r = flushNow();
     ASSERT_TRUE(r) << r.error().message;
   }
-  void TearDown() override { (void)g_kernel->flush(); }
+  void TearDown() override { (void)flushNow(); }
 };
 
 TEST_F(IpvsKernel, MatrixReadsBackExactlyThroughIpvsadmAndDump) {
@@ -384,13 +421,13 @@ TEST_F(IpvsKernel, ErrorsMapToErrorCodes) {
   applyOk(Op{Op::Kind::kAddService, s, std::nullopt});
   applyOk(Op{Op::Kind::kAddDest, s, d});
 
-  auto again = g_kernel->apply(Op{Op::Kind::kAddService, s, std::nullopt});
+  auto again = applyNow(Op{Op::Kind::kAddService, s, std::nullopt});
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, ErrorCode::kAlreadyExists) << again.error().message;
   EXPECT_NE(again.error().message.find("tcp 198.51.100.10:80"), std::string::npos)
       << again.error().message;
 
-  auto dest_again = g_kernel->apply(Op{Op::Kind::kAddDest, s, d});
+  auto dest_again = applyNow(Op{Op::Kind::kAddDest, s, d});
   ASSERT_FALSE(dest_again);
   EXPECT_EQ(dest_again.error().code, ErrorCode::kAlreadyExists) << dest_again.error().message;
   EXPECT_NE(dest_again.error().message.find("203.0.113.20:8080"), std::string::npos)
@@ -398,7 +435,7 @@ TEST_F(IpvsKernel, ErrorsMapToErrorCodes) {
 
   const Destination missing = dst("203.0.113.99", 8080, Forward::kMasq, 1);
   for (auto kind : {Op::Kind::kDelDest, Op::Kind::kEditDest}) {
-    auto r = g_kernel->apply(Op{kind, s, missing});
+    auto r = applyNow(Op{kind, s, missing});
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, ErrorCode::kNotFound) << r.error().message;
     EXPECT_NE(r.error().message.find("203.0.113.99:8080"), std::string::npos) << r.error().message;
@@ -406,21 +443,20 @@ TEST_F(IpvsKernel, ErrorsMapToErrorCodes) {
 
   const Service gone = svc(key(IPPROTO_UDP, "2001:db8::99", 53), "rr");
   for (auto kind : {Op::Kind::kDelService, Op::Kind::kEditService}) {
-    auto r = g_kernel->apply(Op{kind, gone, std::nullopt});
+    auto r = applyNow(Op{kind, gone, std::nullopt});
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, ErrorCode::kNotFound) << r.error().message;
     EXPECT_NE(r.error().message.find("udp [2001:db8::99]:53"), std::string::npos)
         << r.error().message;
   }
   // A destination of a service that does not exist.
-  auto orphan =
-      g_kernel->apply(Op{Op::Kind::kAddDest, gone, dst("2001:db8::99", 53, Forward::kMasq, 1)});
+  auto orphan = applyNow(Op{Op::Kind::kAddDest, gone, dst("2001:db8::99", 53, Forward::kMasq, 1)});
   ASSERT_FALSE(orphan);
   EXPECT_EQ(orphan.error().code, ErrorCode::kNotFound) << orphan.error().message;
 
   // A scheduler the kernel does not have: not "re-dump and re-plan" but a bad setting, named.
-  auto nosuch = g_kernel->apply(
-      Op{Op::Kind::kAddService, svc(key(IPPROTO_TCP, "198.51.100.13", 80), "nosuch"), {}});
+  auto nosuch =
+      applyNow(Op{Op::Kind::kAddService, svc(key(IPPROTO_TCP, "198.51.100.13", 80), "nosuch"), {}});
   ASSERT_FALSE(nosuch);
   EXPECT_EQ(nosuch.error().code, ErrorCode::kInvalidArgument) << nosuch.error().message;
   EXPECT_NE(nosuch.error().message.find("tcp 198.51.100.13:80"), std::string::npos)
@@ -432,17 +468,17 @@ TEST_F(IpvsKernel, ErrorsMapToErrorCodes) {
 
 TEST_F(IpvsKernel, TimeoutsReadBack) {
   const uint64_t before = g_kernel->writes();
-  auto set = g_kernel->setTimeouts(Timeouts{900, 120, 300});
+  auto set = setTimeoutsNow(Timeouts{900, 120, 300});
   ASSERT_TRUE(set) << set.error().message;
   EXPECT_EQ(g_kernel->writes() - before, 1u);
   EXPECT_EQ(lines(run("ipvsadm -Ln --timeout")),
             std::vector<std::string>{"Timeout (tcp tcpfin udp): 900 120 300"});
-  auto got = g_kernel->timeouts();
+  auto got = timeoutsNow();
   ASSERT_TRUE(got) << got.error().message;
   EXPECT_EQ(*got, (Timeouts{900, 120, 300}));
   // 0 leaves a timeout as it is.
-  ASSERT_TRUE(g_kernel->setTimeouts(Timeouts{0, 60, 0}));
-  got = g_kernel->timeouts();
+  ASSERT_TRUE(setTimeoutsNow(Timeouts{0, 60, 0}));
+  got = timeoutsNow();
   ASSERT_TRUE(got);
   EXPECT_EQ(*got, (Timeouts{900, 60, 300}));
   EXPECT_EQ(lines(run("ipvsadm -Ln --timeout")),
@@ -462,7 +498,10 @@ int main(int argc, char** argv) {
   if (std::system("command -v ipvsadm >/dev/null") != 0) {
     return cannotRun("no ipvsadm (apt-get install ipvsadm): it is the independent reader");
   }
-  auto k = NetlinkKernel::open();
+  auto loop = tandem::loop::QbDispatcher::create();
+  if (!loop) return cannotRun("cannot create the event loop: " + loop.error().message);
+  g_loop = loop->get();
+  auto k = NetlinkKernel::open(**loop);
   if (!k) return cannotRun(k.error().message);
   const std::string setup =
       "ip link set lo up && ip link add dummy0 type dummy && ip link set dummy0 up && "
@@ -474,10 +513,10 @@ int main(int argc, char** argv) {
   for (const char* s : {"rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo",
                         "ovf", "mh", "twos"}) {
     Service probe = svc(key(IPPROTO_TCP, "198.51.100.99", 1), s);
-    auto r = g_kernel->apply(Op{Op::Kind::kAddService, probe, std::nullopt});
+    auto r = applyNow(Op{Op::Kind::kAddService, probe, std::nullopt});
     if (r) {
       g_schedulers.emplace_back(s);
-      (void)g_kernel->apply(Op{Op::Kind::kDelService, probe, std::nullopt});
+      (void)applyNow(Op{Op::Kind::kDelService, probe, std::nullopt});
     } else if (std::string(s) == "twos") {
       std::cout << "note: this kernel has no twos scheduler (" << r.error().message << ")\n";
     } else {

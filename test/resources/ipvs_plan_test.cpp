@@ -317,7 +317,7 @@ TEST(IpvsPlan, RandomTablesConvergeInOnePlanAndReplanIsEmpty) {
     total_ops += ops.size();
     nonempty += ops.empty() ? 0 : 1;
     for (const Op& op : ops) {
-      auto r = kernel.apply(op);
+      auto r = kernel.applyNow(op);
       ASSERT_TRUE(r) << "seed " << seed << ": " << r.error().message;
     }
     EXPECT_EQ(kernel.writes(), ops.size());
@@ -414,7 +414,7 @@ TEST(IpvsPlan, ApplyOpPredictsTheKernelsTable) {
     kernel.load(actual);
     Table model = normalised(actual);
     for (const Op& op : plan(desired, kernel.table(), manage_all)) {
-      ASSERT_TRUE(kernel.apply(op)) << "seed " << seed;
+      ASSERT_TRUE(kernel.applyNow(op)) << "seed " << seed;
       applyOp(model, op);
     }
     EXPECT_TRUE(sameTable(kernel.sorted(), model)) << "seed " << seed;

@@ -13,6 +13,7 @@
 #include "ipvs/ipvs_desired.h"
 #include "ipvs/reconciler.h"
 #include "resources/fake_ipvs_kernel.h"
+#include "resources/run_pass.h"
 
 namespace tandem::resources::ipvs {
 namespace {
@@ -171,16 +172,21 @@ const ServiceKey kTheirs = tcpKey("198.51.100.12", 80);  // ipvsadm's, never tan
 class OwnedAcrossRestart : public ::testing::Test {
  protected:
   void SetUp() override { kernel_.load(tableOf({kWeb, kOld, kTheirs})); }
-  fakes::FakeIpvsKernel kernel_;
+  Result<ReconcileReport> run(Reconciler& rec, const Table& t, bool all,
+                              Pass pass = Pass::kVerify) {
+    return fakes::runPass(sim_, rec, t, all, pass);
+  }
+  fakes::SimDispatcher sim_;
+  fakes::FakeIpvsKernel kernel_{sim_};
   MemoryStore store_;
   Lines log_;
 };
 
 TEST_F(OwnedAcrossRestart, ServiceInTheFileNotInTheConfigIsDeletedOthersAreLeftAlone) {
   store_.text = formatOwned({kWeb, kOld});
-  Reconciler rec(kernel_, log_.sink(), &store_);
+  Reconciler rec(sim_, kernel_, log_.sink(), &store_);
   EXPECT_EQ(rec.owned(), (std::set<ServiceKey>{kWeb, kOld}));
-  auto r = rec.reconcile(tableOf({kWeb}), false);
+  auto r = run(rec, tableOf({kWeb}), false);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(kernel_.hasService(kWeb));
   EXPECT_FALSE(kernel_.hasService(kOld)) << "tandem owned it before the restart";
@@ -191,8 +197,8 @@ TEST_F(OwnedAcrossRestart, ServiceInTheFileNotInTheConfigIsDeletedOthersAreLeftA
 }
 
 TEST_F(OwnedAcrossRestart, WithoutTheFileNothingIsDeleted) {
-  Reconciler rec(kernel_, log_.sink(), &store_);
-  ASSERT_TRUE(rec.reconcile(tableOf({kWeb}), false));
+  Reconciler rec(sim_, kernel_, log_.sink(), &store_);
+  ASSERT_TRUE(run(rec, tableOf({kWeb}), false));
   EXPECT_TRUE(kernel_.hasService(kOld));
   EXPECT_TRUE(kernel_.hasService(kTheirs));
   EXPECT_EQ(kernel_.writes(), 0u);
@@ -202,11 +208,11 @@ TEST_F(OwnedAcrossRestart, WithoutTheFileNothingIsDeleted) {
 
 TEST_F(OwnedAcrossRestart, CorruptLinesAreWarnedAndOnlyValidLinesCount) {
   store_.text = "tcp 198.51.100.10:80\ntcp 198.51.100.11:eighty\nudp 198.51.100.12 80\n";
-  Reconciler rec(kernel_, log_.sink(), &store_);
+  Reconciler rec(sim_, kernel_, log_.sink(), &store_);
   ASSERT_EQ(log_.warnings.size(), 2u);
   EXPECT_EQ(log_.warnings[0].rfind("/run/tandem/ipvs-owned:2: ", 0), 0u) << log_.warnings[0];
   EXPECT_EQ(log_.warnings[1].rfind("/run/tandem/ipvs-owned:3: ", 0), 0u) << log_.warnings[1];
-  ASSERT_TRUE(rec.reconcile(tableOf({}), false));
+  ASSERT_TRUE(run(rec, tableOf({}), false));
   EXPECT_FALSE(kernel_.hasService(kWeb)) << "validly named, out of the config: deleted";
   EXPECT_TRUE(kernel_.hasService(kOld)) << "named only by a bad line: left alone";
   EXPECT_TRUE(kernel_.hasService(kTheirs));
@@ -214,48 +220,48 @@ TEST_F(OwnedAcrossRestart, CorruptLinesAreWarnedAndOnlyValidLinesCount) {
 
 TEST_F(OwnedAcrossRestart, UnreadableFileIsAWarningAndDeletesNothing) {
   store_.fail_read = true;
-  Reconciler rec(kernel_, log_.sink(), &store_);
+  Reconciler rec(sim_, kernel_, log_.sink(), &store_);
   ASSERT_EQ(log_.warnings.size(), 1u);
   EXPECT_NE(log_.warnings[0].find("cannot open /run/tandem/ipvs-owned"), std::string::npos);
-  ASSERT_TRUE(rec.reconcile(tableOf({kWeb}), false));
+  ASSERT_TRUE(run(rec, tableOf({kWeb}), false));
   EXPECT_EQ(kernel_.writes(), 0u);
 }
 
 TEST_F(OwnedAcrossRestart, WrittenOnlyWhenTheOwnedSetChanges) {
-  Reconciler rec(kernel_, log_.sink(), &store_);
-  ASSERT_TRUE(rec.reconcile(tableOf({kWeb}), false));
+  Reconciler rec(sim_, kernel_, log_.sink(), &store_);
+  ASSERT_TRUE(run(rec, tableOf({kWeb}), false));
   EXPECT_EQ(store_.writes, 1u);
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(rec.reconcile(tableOf({kWeb}), false));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(run(rec, tableOf({kWeb}), false));
   EXPECT_EQ(store_.writes, 1u) << "a steady table rewrites nothing";
-  ASSERT_TRUE(rec.reconcile(tableOf({kWeb, kOld}), false, Pass::kChange));
+  ASSERT_TRUE(run(rec, tableOf({kWeb, kOld}), false, Pass::kChange));
   EXPECT_EQ(store_.writes, 2u);
   EXPECT_EQ(parseOwned(*store_.text, "f").keys, (std::set<ServiceKey>{kWeb, kOld}));
 }
 
 TEST_F(OwnedAcrossRestart, WriteFailureIsWarnedOnceAndRetried) {
   store_.fail_write = true;
-  Reconciler rec(kernel_, log_.sink(), &store_);
-  ASSERT_TRUE(rec.reconcile(tableOf({kWeb}), false));
-  ASSERT_TRUE(rec.reconcile(tableOf({kWeb}), false));
+  Reconciler rec(sim_, kernel_, log_.sink(), &store_);
+  ASSERT_TRUE(run(rec, tableOf({kWeb}), false));
+  ASSERT_TRUE(run(rec, tableOf({kWeb}), false));
   EXPECT_EQ(log_.warnings.size(), 1u);
   EXPECT_NE(log_.warnings[0].find("cannot write /run/tandem/ipvs-owned: disk full"),
             std::string::npos);
   store_.fail_write = false;
-  ASSERT_TRUE(rec.reconcile(tableOf({kWeb}), false));
+  ASSERT_TRUE(run(rec, tableOf({kWeb}), false));
   EXPECT_EQ(store_.writes, 3u);
   ASSERT_TRUE(store_.text.has_value());
 }
 
 // A whole restart: one Reconciler's file read by the next.
 TEST_F(OwnedAcrossRestart, RestartWithTheServiceDroppedFromTheConfig) {
-  fakes::FakeIpvsKernel kernel;
+  fakes::FakeIpvsKernel kernel{sim_};
   {
-    Reconciler first(kernel, log_.sink(), &store_);
-    ASSERT_TRUE(first.reconcile(tableOf({kWeb, kOld}), false));
+    Reconciler first(sim_, kernel, log_.sink(), &store_);
+    ASSERT_TRUE(run(first, tableOf({kWeb, kOld}), false));
   }
   ASSERT_TRUE(kernel.hasService(kOld));
-  Reconciler second(kernel, log_.sink(), &store_);
-  ASSERT_TRUE(second.reconcile(tableOf({kWeb}), false));
+  Reconciler second(sim_, kernel, log_.sink(), &store_);
+  ASSERT_TRUE(run(second, tableOf({kWeb}), false));
   EXPECT_FALSE(kernel.hasService(kOld));
   EXPECT_TRUE(kernel.hasService(kWeb));
 }

@@ -3,9 +3,16 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "fakes/sim_dispatcher.h"
 #include "ipvs/ipvs_plan.h"
 #include "resources/fake_ipvs_kernel.h"
+#include "resources/run_pass.h"
 
 namespace tandem::resources::ipvs {
 namespace {
@@ -69,15 +76,20 @@ DestKey destKey(const char* address) { return DestKey{ep(address).address, ep(ad
 class ReconcilerTest : public ::testing::Test {
  protected:
   Table desired(const Health& h = Health{}) { return desiredTable(cfg_, h); }
+  Result<ReconcileReport> reconcile(const Table& d, bool manage_all, Pass pass = Pass::kVerify) {
+    return fakes::runPass(sim_, rec_, d, manage_all, pass);
+  }
+  Result<void> applyTimeouts(const Timeouts& want) { return fakes::runTimeouts(sim_, rec_, want); }
 
   config::Config cfg_ = twoServices();
-  fakes::FakeIpvsKernel kernel_;
+  fakes::SimDispatcher sim_;
+  fakes::FakeIpvsKernel kernel_{sim_};
   Log log_;
-  Reconciler rec_{kernel_, log_.sink()};
+  Reconciler rec_{sim_, kernel_, log_.sink()};
 };
 
 TEST_F(ReconcilerTest, EmptyKernelGetsTheWholeTable) {
-  auto r = rec_.reconcile(desired(), false);
+  auto r = reconcile(desired(), false);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->applied, 5u);
   EXPECT_EQ(kernel_.writes(), 5u);
@@ -90,11 +102,11 @@ TEST_F(ReconcilerTest, EmptyKernelGetsTheWholeTable) {
 }
 
 TEST_F(ReconcilerTest, NoOpReapplyWritesNothing) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   const auto before = kernel_.writes();
   const auto lines = log_.lines.size();
   for (int i = 0; i < 3; ++i) {
-    auto r = rec_.reconcile(desired(), false);
+    auto r = reconcile(desired(), false);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->applied, 0u);
     EXPECT_EQ(r->drift, 0u);
@@ -105,11 +117,11 @@ TEST_F(ReconcilerTest, NoOpReapplyWritesNothing) {
 }
 
 TEST_F(ReconcilerTest, OneWeightChangeIsOneWrite) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   const auto before = kernel_.writes();
   Health h;
   h.set("web", ep("198.51.100.22:80"), false);
-  auto r = rec_.reconcile(desired(h), false);
+  auto r = reconcile(desired(h), false);
   ASSERT_TRUE(r);
   EXPECT_EQ(kernel_.writes() - before, 1u);
   EXPECT_EQ(kernel_.applied().back().kind, Kind::kEditDest);
@@ -121,10 +133,10 @@ TEST_F(ReconcilerTest, OneWeightChangeIsOneWrite) {
 }
 
 TEST_F(ReconcilerTest, DeletedServiceIsRestoredAndLoggedAsDrift) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
   ASSERT_FALSE(kernel_.hasService(webKey()));
-  auto r = rec_.reconcile(desired(), false);
+  auto r = reconcile(desired(), false);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->drift, 1u);
   EXPECT_TRUE(kernel_.hasService(webKey()));
@@ -136,7 +148,7 @@ TEST_F(ReconcilerTest, DeletedServiceIsRestoredAndLoggedAsDrift) {
 }
 
 TEST_F(ReconcilerTest, DestinationDriftIsRepairedAndNamed) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   Service web = kernel_.table().services.back().service;  // reverse order: web is last
   ASSERT_EQ(web.key, webKey());
   Destination d = *kernel_.dest(webKey(), destKey("198.51.100.21:80"));
@@ -149,7 +161,7 @@ TEST_F(ReconcilerTest, DestinationDriftIsRepairedAndNamed) {
       Op{Kind::kDelDest, web, *kernel_.dest(webKey(), destKey("198.51.100.22:80"))}));
 
   const auto before = kernel_.writes();
-  auto r = rec_.reconcile(desired(), false);
+  auto r = reconcile(desired(), false);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->drift, 3u);
   EXPECT_EQ(kernel_.writes() - before, 3u);
@@ -164,16 +176,16 @@ TEST_F(ReconcilerTest, ServicesTandemDoesNotOwnAreLeftAlone) {
   theirs.key = webKey();
   theirs.key.port = 25;
   ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kAddService, theirs, std::nullopt}));
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   EXPECT_TRUE(kernel_.hasService(theirs.key));
-  ASSERT_TRUE(rec_.reconcile(desired(), true));
+  ASSERT_TRUE(reconcile(desired(), true));
   EXPECT_FALSE(kernel_.hasService(theirs.key)) << "manage = \"all\" removes it";
 }
 
 TEST_F(ReconcilerTest, ServiceDroppedFromTheConfigIsDeletedEvenWhenOwnedOnly) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   cfg_.virtual_servers.pop_back();  // dns
-  auto r = rec_.reconcile(desired(), false);
+  auto r = reconcile(desired(), false);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->applied, 1u);
   EXPECT_EQ(kernel_.applied().back().kind, Kind::kDelService);
@@ -183,10 +195,10 @@ TEST_F(ReconcilerTest, ServiceDroppedFromTheConfigIsDeletedEvenWhenOwnedOnly) {
 }
 
 TEST_F(ReconcilerTest, ServiceGoneFromKernelAndConfigIsNotDrift) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
   cfg_.virtual_servers.erase(cfg_.virtual_servers.begin());  // web leaves the config too
-  auto r = rec_.reconcile(desired(), false);
+  auto r = reconcile(desired(), false);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->drift, 0u);
   EXPECT_EQ(r->applied, 0u);
@@ -195,10 +207,10 @@ TEST_F(ReconcilerTest, ServiceGoneFromKernelAndConfigIsNotDrift) {
 }
 
 TEST_F(ReconcilerTest, UnrepairableDriftSaysSo) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
   kernel_.injectErrors({ErrorCode::kPermissionDenied});
-  ASSERT_FALSE(rec_.reconcile(desired(), false));
+  ASSERT_FALSE(reconcile(desired(), false));
   EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "(ipvsadm -D?); could not restore it"), 1u);
   EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "; restored"), 0u);
 }
@@ -208,7 +220,7 @@ TEST_F(ReconcilerTest, BigPassIsLoggedAsCounts) {
   for (int i = 0; i < 30; ++i) {
     web.real_servers.push_back(real(("203.0.113." + std::to_string(100 + i) + ":80").c_str(), 1));
   }
-  auto r = rec_.reconcile(desired(), false);
+  auto r = reconcile(desired(), false);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->applied, 35u);
   EXPECT_EQ(log_.lines.size(), 1u);
@@ -223,7 +235,7 @@ TEST_F(ReconcilerTest, ExistsRaceIsReplanned) {
     Service s = desired().services[0].service;
     ASSERT_TRUE(k.applyDirect(Op{Kind::kAddService, s, std::nullopt}));
   });
-  auto r = rec_.reconcile(desired(), false);
+  auto r = reconcile(desired(), false);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->replans, 1u);
   EXPECT_TRUE(plan(desired(), kernel_.table(), true).empty());
@@ -231,14 +243,14 @@ TEST_F(ReconcilerTest, ExistsRaceIsReplanned) {
 }
 
 TEST_F(ReconcilerTest, NotFoundRaceIsReplanned) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   Health h;
   h.set("web", ep("198.51.100.21:80"), false);
   // tandem goes to edit a weight; someone deletes the whole service first.
   kernel_.beforeNextApply([&](fakes::FakeIpvsKernel& k) {
     ASSERT_TRUE(k.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
   });
-  auto r = rec_.reconcile(desired(h), false);
+  auto r = reconcile(desired(h), false);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->replans, 1u);
   EXPECT_TRUE(plan(desired(h), kernel_.table(), true).empty());
@@ -246,7 +258,7 @@ TEST_F(ReconcilerTest, NotFoundRaceIsReplanned) {
 
 TEST_F(ReconcilerTest, ReplansAreBounded) {
   kernel_.injectErrors(std::vector<ErrorCode>(10, ErrorCode::kAlreadyExists));
-  auto r = rec_.reconcile(desired(), false);
+  auto r = reconcile(desired(), false);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::kAlreadyExists);
   EXPECT_NE(r.error().message.find("kept changing"), std::string::npos) << r.error().message;
@@ -256,7 +268,7 @@ TEST_F(ReconcilerTest, ReplansAreBounded) {
 
 TEST_F(ReconcilerTest, OtherErrorsFailAtOnceNamingTheRequest) {
   kernel_.injectErrors({ErrorCode::kPermissionDenied});
-  auto r = rec_.reconcile(desired(), false);
+  auto r = reconcile(desired(), false);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::kPermissionDenied);
   EXPECT_NE(r.error().message.find("add virtual service tcp 198.51.100.10:80"), std::string::npos)
@@ -266,23 +278,23 @@ TEST_F(ReconcilerTest, OtherErrorsFailAtOnceNamingTheRequest) {
 
 TEST_F(ReconcilerTest, DumpFailureIsAnError) {
   kernel_.failDumps(1);
-  auto r = rec_.reconcile(desired(), false);
+  auto r = reconcile(desired(), false);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("cannot read the IPVS table"), std::string::npos);
   EXPECT_EQ(kernel_.writes(), 0u);
 }
 
 TEST_F(ReconcilerTest, HalfAppliedPassIsFinishedNextTimeWithoutFalseDrift) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   Health h;
   h.set("web", ep("198.51.100.21:80"), false);
   h.set("web", ep("198.51.100.22:80"), false);
   kernel_.failRequestAfter(1, ErrorCode::kPermissionDenied);  // first edit in, second refused
   const auto before = kernel_.writes();
-  ASSERT_FALSE(rec_.reconcile(desired(h), false));
+  ASSERT_FALSE(reconcile(desired(h), false));
   EXPECT_EQ(kernel_.writes() - before, 1u);
   EXPECT_EQ(log_.count(IpvsLogLevel::kNotice, "edit real server"), 1u) << "what went in is logged";
-  auto r = rec_.reconcile(desired(h), false);
+  auto r = reconcile(desired(h), false);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->applied, 1u);
   EXPECT_EQ(r->drift, 0u) << "tandem's own half-applied pass is not someone else's doing";
@@ -291,26 +303,26 @@ TEST_F(ReconcilerTest, HalfAppliedPassIsFinishedNextTimeWithoutFalseDrift) {
 }
 
 TEST_F(ReconcilerTest, TimeoutsAreSetOnlyWhenTheyDiffer) {
-  ASSERT_TRUE(rec_.applyTimeouts(Timeouts{}));
+  ASSERT_TRUE(applyTimeouts(Timeouts{}));
   EXPECT_EQ(kernel_.writes(), 0u);
-  ASSERT_TRUE(rec_.applyTimeouts(Timeouts{900, 0, 0}));  // the kernel's default already
+  ASSERT_TRUE(applyTimeouts(Timeouts{900, 0, 0}));  // the kernel's default already
   EXPECT_EQ(kernel_.writes(), 0u);
-  ASSERT_TRUE(rec_.applyTimeouts(Timeouts{600, 0, 60}));
+  ASSERT_TRUE(applyTimeouts(Timeouts{600, 0, 60}));
   EXPECT_EQ(kernel_.writes(), 1u);
-  EXPECT_EQ(*kernel_.timeouts(), (Timeouts{600, 120, 60}));
-  ASSERT_TRUE(rec_.applyTimeouts(Timeouts{600, 0, 60}));
+  EXPECT_EQ(kernel_.kernelTimeouts(), (Timeouts{600, 120, 60}));
+  ASSERT_TRUE(applyTimeouts(Timeouts{600, 0, 60}));
   EXPECT_EQ(kernel_.writes(), 1u);
 }
 
 // kChange: planned against the table the last complete pass left, no dump.
 TEST_F(ReconcilerTest, ChangePassAfterACompletePassReadsNothingAndWritesOnlyTheChanges) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   const auto dumps = kernel_.dumps();
   const auto writes = kernel_.writes();
   cfg_.virtual_servers[0].real_servers[0].weight = 9;                          // edit
   cfg_.virtual_servers[0].real_servers.push_back(real("203.0.113.23:80", 1));  // add
   cfg_.virtual_servers.pop_back();                                             // delete dns
-  auto r = rec_.reconcile(desired(), false, Pass::kChange);
+  auto r = reconcile(desired(), false, Pass::kChange);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(kernel_.dumps() - dumps, 0u);
   EXPECT_EQ(r->dumps, 0u);
@@ -320,7 +332,7 @@ TEST_F(ReconcilerTest, ChangePassAfterACompletePassReadsNothingAndWritesOnlyTheC
   EXPECT_TRUE(plan(desired(), kernel_.table(), true).empty());
   // The next change is planned against this one's result.
   cfg_.virtual_servers[0].real_servers[0].weight = 2;
-  r = rec_.reconcile(desired(), false, Pass::kChange);
+  r = reconcile(desired(), false, Pass::kChange);
   ASSERT_TRUE(r);
   EXPECT_EQ(kernel_.dumps() - dumps, 0u);
   EXPECT_EQ(kernel_.writes() - writes, 4u);
@@ -328,16 +340,16 @@ TEST_F(ReconcilerTest, ChangePassAfterACompletePassReadsNothingAndWritesOnlyTheC
 }
 
 TEST_F(ReconcilerTest, VerifyPassDumps) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   const auto dumps = kernel_.dumps();
-  auto r = rec_.reconcile(desired(), false, Pass::kVerify);
+  auto r = reconcile(desired(), false, Pass::kVerify);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->dumps, 1u);
   EXPECT_EQ(kernel_.dumps() - dumps, 1u);
 }
 
 TEST_F(ReconcilerTest, ChangePassWithoutAnAppliedTableDumps) {
-  auto r = rec_.reconcile(desired(), false, Pass::kChange);
+  auto r = reconcile(desired(), false, Pass::kChange);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->dumps, 1u);
   EXPECT_EQ(kernel_.writes(), 5u);
@@ -345,22 +357,22 @@ TEST_F(ReconcilerTest, ChangePassWithoutAnAppliedTableDumps) {
   Health h;
   h.set("web", ep("198.51.100.21:80"), false);
   kernel_.injectErrors({ErrorCode::kPermissionDenied});
-  ASSERT_FALSE(rec_.reconcile(desired(h), false, Pass::kChange));
+  ASSERT_FALSE(reconcile(desired(h), false, Pass::kChange));
   const auto dumps = kernel_.dumps();
-  r = rec_.reconcile(desired(h), false, Pass::kChange);
+  r = reconcile(desired(h), false, Pass::kChange);
   ASSERT_TRUE(r);
   EXPECT_EQ(kernel_.dumps() - dumps, 1u);
   EXPECT_TRUE(plan(desired(h), kernel_.table(), true).empty());
 }
 
 TEST_F(ReconcilerTest, NotFoundDuringAChangePassRedumpsAndRepairs) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   // Someone deletes web; tandem, not having dumped since, goes to edit one of its weights.
   ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
   Health h;
   h.set("web", ep("198.51.100.21:80"), false);
   const auto dumps = kernel_.dumps();
-  auto r = rec_.reconcile(desired(h), false, Pass::kChange);
+  auto r = reconcile(desired(h), false, Pass::kChange);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->replans, 1u);
   EXPECT_EQ(r->dumps, 1u);
@@ -375,14 +387,14 @@ TEST_F(ReconcilerTest, NotFoundDuringAChangePassRedumpsAndRepairs) {
 }
 
 TEST_F(ReconcilerTest, ChangesMadeBeforeTheKernelMovedAreNotDrift) {
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
+  ASSERT_TRUE(reconcile(desired(), false));
   // dns's weight goes in, then web's edit finds web gone: only web's loss is drift.
   Health h;
   h.set("dns", ep("198.51.100.31:53"), false);
   h.set("web", ep("198.51.100.21:80"), false);
   kernel_.failRequestAfter(1, ErrorCode::kNotFound);
   ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
-  auto r = rec_.reconcile(desired(h), false, Pass::kChange);
+  auto r = reconcile(desired(h), false, Pass::kChange);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->drift, 1u);
   EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "behind tandem's back"), 1u);
@@ -395,8 +407,8 @@ TEST_F(ReconcilerTest, ChangePassWithANewManageDumps) {
   theirs.key = webKey();
   theirs.key.port = 25;
   ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kAddService, theirs, std::nullopt}));
-  ASSERT_TRUE(rec_.reconcile(desired(), false));
-  auto r = rec_.reconcile(desired(), true, Pass::kChange);
+  ASSERT_TRUE(reconcile(desired(), false));
+  auto r = reconcile(desired(), true, Pass::kChange);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->dumps, 1u);
   EXPECT_FALSE(kernel_.hasService(theirs.key)) << "manage = \"all\" removes it at once";
@@ -419,7 +431,7 @@ TEST(IpvsNames, ServiceAndDestinationText) {
 class ReconcileLoopTest : public ::testing::Test {
  protected:
   fakes::SimDispatcher dispatcher_;
-  fakes::FakeIpvsKernel kernel_;
+  fakes::FakeIpvsKernel kernel_{dispatcher_};
   Log log_;
   config::Config cfg_ = twoServices();
 };
@@ -427,6 +439,7 @@ class ReconcileLoopTest : public ::testing::Test {
 TEST_F(ReconcileLoopTest, ConfigureAppliesAtOnceThenEveryInterval) {
   IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   EXPECT_EQ(loop.passes(), 1u);
   EXPECT_EQ(kernel_.writes(), 5u);
   dispatcher_.advance(4999ms);
@@ -442,6 +455,7 @@ TEST_F(ReconcileLoopTest, ConfigureAppliesAtOnceThenEveryInterval) {
 TEST_F(ReconcileLoopTest, IpvsadmDeleteIsRepairedWithinOneMonitorInterval) {
   IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   dispatcher_.advance(1234ms);
   ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
   dispatcher_.advance(cfg_.ipvs.monitor_interval);
@@ -453,14 +467,19 @@ TEST_F(ReconcileLoopTest, IpvsadmDeleteIsRepairedWithinOneMonitorInterval) {
 TEST_F(ReconcileLoopTest, HealthChangeAppliesAtOnceWithOneWrite) {
   IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   const auto before = kernel_.writes();
   loop.setHealth("web", ep("198.51.100.21:80"), false);
+  dispatcher_.advance(0ms);
   EXPECT_EQ(kernel_.writes() - before, 1u);
   EXPECT_EQ(kernel_.dest(webKey(), destKey("198.51.100.21:80"))->weight, 0);
-  loop.setHealth("web", ep("198.51.100.21:80"), false);   // no change: no pass
+  loop.setHealth("web", ep("198.51.100.21:80"), false);  // no change: no pass
+  dispatcher_.advance(0ms);
   loop.setHealth("nope", ep("198.51.100.21:80"), false);  // no such service: no pass
+  dispatcher_.advance(0ms);
   EXPECT_EQ(loop.passes(), 2u);
   loop.setHealth("web", ep("198.51.100.21:80"), true);
+  dispatcher_.advance(0ms);
   EXPECT_EQ(kernel_.dest(webKey(), destKey("198.51.100.21:80"))->weight, 3);
   EXPECT_EQ(kernel_.writes() - before, 2u);
   // Health passes leave the interval running: the monitor pass comes 5 s after configure().
@@ -474,10 +493,12 @@ TEST_F(ReconcileLoopTest, HealthChangeAppliesAtOnceWithOneWrite) {
 TEST_F(ReconcileLoopTest, ReloadAppliesTheNewConfig) {
   IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   cfg_.virtual_servers[0].real_servers[0].weight = 7;
   cfg_.ipvs.monitor_interval = 1000ms;
   const auto before = kernel_.writes();
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   EXPECT_EQ(kernel_.writes() - before, 1u);
   dispatcher_.advance(1000ms);
   EXPECT_EQ(loop.passes(), 3u) << "the new interval holds";
@@ -488,6 +509,7 @@ TEST_F(ReconcileLoopTest, FailureIsLoggedOnceAndRetriedEachInterval) {
   IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
   kernel_.failDumps(3);
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   EXPECT_FALSE(loop.lastPassOk());
   dispatcher_.advance(10s);
   EXPECT_EQ(log_.count(IpvsLogLevel::kError, "IPVS table not in sync"), 1u);
@@ -503,7 +525,8 @@ TEST_F(ReconcileLoopTest, TimeoutsFromTheConfig) {
   cfg_.ipvs.tcp_timeout = 600s;
   IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
   loop.configure(cfg_);
-  EXPECT_EQ(kernel_.timeouts()->tcp, 600u);
+  dispatcher_.advance(0ms);
+  EXPECT_EQ(kernel_.kernelTimeouts().tcp, 600u);
   EXPECT_EQ(kernel_.writes(), 6u);
   dispatcher_.advance(5s);
   EXPECT_EQ(kernel_.writes(), 6u);
@@ -513,13 +536,16 @@ TEST_F(ReconcileLoopTest, TimeoutsFromTheConfig) {
 TEST_F(ReconcileLoopTest, ReloadAndHealthChangesDoNotDumpTheMonitorPassDoes) {
   IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   EXPECT_EQ(kernel_.dumps(), 1u);
   const auto writes = kernel_.writes();
   cfg_.virtual_servers[0].real_servers[1].weight = 8;
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   EXPECT_EQ(kernel_.dumps(), 1u) << "a reload plans against the table the last pass left";
   EXPECT_EQ(kernel_.writes() - writes, 1u);
   loop.setHealth("web", ep("198.51.100.21:80"), false);
+  dispatcher_.advance(0ms);
   EXPECT_EQ(kernel_.dumps(), 1u) << "so does a health change";
   EXPECT_EQ(kernel_.writes() - writes, 2u);
   dispatcher_.advance(cfg_.ipvs.monitor_interval);
@@ -531,8 +557,10 @@ TEST_F(ReconcileLoopTest, ReloadAndHealthChangesDoNotDumpTheMonitorPassDoes) {
 TEST_F(ReconcileLoopTest, ReloadWithANewIntervalVerifies) {
   IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   cfg_.ipvs.monitor_interval = 1000ms;
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   EXPECT_EQ(kernel_.dumps(), 2u);
   loop.stop();
 }
@@ -540,6 +568,7 @@ TEST_F(ReconcileLoopTest, ReloadWithANewIntervalVerifies) {
 TEST_F(ReconcileLoopTest, FrequentHealthChangesDoNotPostponeTheMonitorPass) {
   IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
   loop.configure(cfg_);
+  dispatcher_.advance(0ms);
   dispatcher_.advance(500ms);
   ASSERT_TRUE(kernel_.applyDirect(
       Op{Kind::kDelService, serviceOf(desiredService(cfg_.virtual_servers[1]).key), std::nullopt}));
@@ -548,10 +577,198 @@ TEST_F(ReconcileLoopTest, FrequentHealthChangesDoNotPostponeTheMonitorPass) {
   for (int i = 0; i < 5; ++i) {
     dispatcher_.advance(900ms);
     loop.setHealth("web", ep("198.51.100.21:80"), i % 2 == 1);
+    dispatcher_.advance(0ms);
   }
   EXPECT_TRUE(kernel_.hasService(desiredService(cfg_.virtual_servers[1]).key))
       << "dns, deleted at 0.5 s, is restored by the monitor pass at 5 s";
   EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "udp 198.51.100.11:53 was deleted"), 1u);
+  loop.stop();
+}
+
+// 1,000 services x 10 real servers: 11,000 requests on a first apply.
+config::Config bigConfig() {
+  config::Config cfg;
+  for (int i = 0; i < 1000; ++i) {
+    config::VirtualServer vs;
+    vs.name = "vs" + std::to_string(i);
+    vs.address = ep(("198.51.100.10:" + std::to_string(1000 + i)).c_str());
+    for (int r = 1; r <= 10; ++r) {
+      vs.real_servers.push_back(real(("203.0.113." + std::to_string(r) + ":80").c_str(), 1));
+    }
+    cfg.virtual_servers.push_back(vs);
+  }
+  cfg.ipvs.monitor_interval = 5000ms;
+  return cfg;
+}
+
+// Slicing: a kernel that answers at once still gets at most kSliceRequests requests per loop
+// callback; the rest go out from later loop iterations.
+TEST_F(ReconcileLoopTest, ALongPlanIsSentInSlicesEvenToAKernelThatAnswersAtOnce) {
+  fakes::FakeIpvsKernel instant;  // answers before apply() returns
+  IpvsReconcileLoop loop(dispatcher_, instant, log_.sink());
+  loop.configure(bigConfig());
+  EXPECT_EQ(instant.requests(), Reconciler::kSliceRequests) << "configure() sent one slice";
+  EXPECT_TRUE(loop.passRunning());
+  EXPECT_EQ(loop.passes(), 0u);
+  dispatcher_.advance(0ms);
+  EXPECT_EQ(instant.requests(), 11000u);
+  EXPECT_EQ(loop.passes(), 1u);
+  EXPECT_TRUE(loop.lastPassOk());
+  loop.stop();
+}
+
+// The heartbeat's view: an 11,000-request first apply runs across many loop iterations, never
+// more than kMaxInFlight requests in flight, and a 200 ms timer armed before it fires on time
+// while it runs.
+TEST_F(ReconcileLoopTest, AnElevenThousandRequestApplyLetsOtherTimersRunOnTime) {
+  kernel_.setLatency(1ms);
+  IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
+  std::vector<std::pair<loop::MonoTime, size_t>> beats;
+  const loop::MonoTime start = dispatcher_.now();
+  std::unique_ptr<loop::Timer> heartbeat;
+  heartbeat = dispatcher_.createTimer([&] {
+    beats.emplace_back(dispatcher_.now(), kernel_.requests());
+    heartbeat->arm(200ms);
+  });
+  heartbeat->arm(200ms);
+  loop.configure(bigConfig());
+  EXPECT_EQ(kernel_.requests(), 0u) << "nothing is sent before the dump is answered";
+  dispatcher_.advance(1000ms);
+  EXPECT_EQ(loop.passes(), 1u);
+  EXPECT_TRUE(loop.lastPassOk());
+  EXPECT_EQ(kernel_.writes(), 11000u);
+  EXPECT_LE(kernel_.maxInFlight(), Reconciler::kMaxInFlight);
+  EXPECT_GE(kernel_.rounds(), 11000u / Reconciler::kMaxInFlight) << "many loop iterations";
+  ASSERT_EQ(beats.size(), 5u);
+  size_t during = 0;
+  for (size_t i = 0; i < beats.size(); ++i) {
+    EXPECT_EQ(beats[i].first - start, Millis(200 * (i + 1))) << "beat " << i << " on time";
+    during += beats[i].second > 0 && beats[i].second < 11000u;
+  }
+  EXPECT_GE(during, 1u) << "the heartbeat fired while the apply was running";
+  ASSERT_NE(loop.lastTable(), nullptr);
+  size_t dests = 0;
+  for (const auto& svc : loop.lastTable()->services) dests += svc.destinations.size();
+  EXPECT_EQ(loop.lastTable()->services.size(), 1000u);
+  EXPECT_EQ(dests, 10000u);
+  heartbeat.reset();
+  loop.stop();
+}
+
+TEST_F(ReconcileLoopTest, ASilentKernelIsATimeoutLoggedAndTheLoopGoesOn) {
+  kernel_.silence(1000ms);
+  IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
+  int beats = 0;
+  std::unique_ptr<loop::Timer> heartbeat;
+  heartbeat = dispatcher_.createTimer([&] {
+    ++beats;
+    heartbeat->arm(200ms);
+  });
+  heartbeat->arm(200ms);
+  loop.configure(cfg_);
+  dispatcher_.advance(999ms);
+  EXPECT_EQ(loop.passes(), 0u);
+  EXPECT_EQ(beats, 4);
+  dispatcher_.advance(1ms);
+  EXPECT_EQ(loop.passes(), 1u);
+  EXPECT_FALSE(loop.lastPassOk());
+  EXPECT_EQ(log_.count(IpvsLogLevel::kError,
+                       "IPVS table not in sync: cannot read the IPVS table: the kernel did not "
+                       "answer within 1000 ms (list the IPVS services)"),
+            1u);
+  EXPECT_EQ(loop.lastTable(), nullptr);
+  // The kernel answers again: the next monitor pass repairs everything.
+  kernel_.speak();
+  dispatcher_.advance(cfg_.ipvs.monitor_interval);
+  EXPECT_TRUE(loop.lastPassOk());
+  EXPECT_EQ(kernel_.writes(), 5u);
+  EXPECT_EQ(log_.count(IpvsLogLevel::kNotice, "in sync again"), 1u);
+  EXPECT_EQ(beats, 30);
+  heartbeat.reset();
+  loop.stop();
+}
+
+TEST_F(ReconcileLoopTest, ARequestThatTimesOutFailsThePassNamingIt) {
+  IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
+  loop.configure(cfg_);
+  dispatcher_.advance(0ms);
+  kernel_.silence(1000ms);
+  loop.setHealth("web", ep("198.51.100.21:80"), false);
+  dispatcher_.advance(1000ms);
+  EXPECT_EQ(log_.count(IpvsLogLevel::kError,
+                       "edit real server 198.51.100.21:80 of tcp 198.51.100.10:80 weight=0 "
+                       "forward=nat failed: the kernel did not answer within 1000 ms"),
+            1u);
+  kernel_.speak();
+  dispatcher_.advance(cfg_.ipvs.monitor_interval);
+  EXPECT_TRUE(loop.lastPassOk());
+  EXPECT_EQ(kernel_.dest(webKey(), destKey("198.51.100.21:80"))->weight, 0);
+  loop.stop();
+}
+
+TEST_F(ReconcileLoopTest, AReloadDuringAPassIsAppliedAfterIt) {
+  kernel_.setLatency(1ms);
+  IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
+  loop.configure(cfg_);
+  dispatcher_.advance(1ms);  // the dump is answered; the first add is in flight
+  ASSERT_TRUE(loop.passRunning());
+  cfg_.virtual_servers[0].real_servers[0].weight = 7;
+  loop.configure(cfg_);
+  loop.setHealth("web", ep("198.51.100.22:80"), false);
+  EXPECT_EQ(kernel_.maxInFlight(), 1u) << "the new passes wait for the running one";
+  dispatcher_.advance(100ms);
+  EXPECT_FALSE(loop.passRunning());
+  EXPECT_EQ(loop.passes(), 2u) << "the reload and the health change: one queued pass";
+  EXPECT_EQ(kernel_.dest(webKey(), destKey("198.51.100.21:80"))->weight, 7);
+  EXPECT_EQ(kernel_.dest(webKey(), destKey("198.51.100.22:80"))->weight, 0);
+  EXPECT_EQ(kernel_.dumps(), 1u) << "the queued change plans against the first pass's table";
+  loop.stop();
+}
+
+TEST_F(ReconcileLoopTest, StoppingOrDestroyingTheLoopDuringAPassDropsIt) {
+  kernel_.setLatency(1ms);
+  auto loop = std::make_unique<IpvsReconcileLoop>(dispatcher_, kernel_, log_.sink());
+  loop->configure(bigConfig());
+  dispatcher_.advance(5ms);
+  ASSERT_TRUE(loop->passRunning());
+  loop->stop();
+  EXPECT_FALSE(loop->passRunning());
+  const size_t sent = kernel_.requests();
+  dispatcher_.advance(1000ms);
+  EXPECT_EQ(kernel_.requests(), sent) << "an abandoned pass sends nothing more";
+  EXPECT_EQ(loop->passes(), 0u);
+  // Again, and this time the loop goes away with answers still due.
+  loop->configure(bigConfig());
+  dispatcher_.advance(5ms);
+  ASSERT_TRUE(loop->passRunning());
+  loop.reset();
+  dispatcher_.advance(1000ms);  // the answers come; nothing is called back
+  EXPECT_EQ(kernel_.inFlight(), 0u);
+}
+
+TEST_F(ReconcileLoopTest, LastTableIsTheKernelsAsTheLastPassLeftIt) {
+  IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
+  EXPECT_EQ(loop.lastTable(), nullptr);
+  Service theirs;
+  theirs.key = webKey();
+  theirs.key.port = 25;
+  ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kAddService, theirs, std::nullopt}));
+  loop.configure(cfg_);
+  dispatcher_.advance(0ms);
+  ASSERT_NE(loop.lastTable(), nullptr);
+  EXPECT_EQ(loop.lastTable()->services.size(), 3u) << "the dump, with the foreign service";
+  loop.setHealth("web", ep("198.51.100.21:80"), false);
+  dispatcher_.advance(0ms);
+  EXPECT_EQ(kernel_.dumps(), 1u);
+  const Table& t = *loop.lastTable();
+  auto web = std::find_if(t.services.begin(), t.services.end(),
+                          [](const ServiceState& s) { return s.service.key == webKey(); });
+  ASSERT_NE(web, t.services.end());
+  auto rs = std::find_if(
+      web->destinations.begin(), web->destinations.end(),
+      [](const DestinationState& d) { return d.dest.key == destKey("198.51.100.21:80"); });
+  ASSERT_NE(rs, web->destinations.end());
+  EXPECT_EQ(rs->dest.weight, 0) << "the acknowledged edit, without a dump";
   loop.stop();
 }
 

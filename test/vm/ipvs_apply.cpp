@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -37,12 +38,44 @@
 #include "ipvs/ipvs_netlink.h"
 #include "ipvs/ipvs_plan.h"
 #include "ipvs/reconciler.h"
+#include "loop/qb_dispatcher.h"
 
 namespace {
 
 using namespace tandem;
 using namespace tandem::resources::ipvs;
 using Clock = std::chrono::steady_clock;
+
+// Runs the loop until the completion that start() was given is called: the asynchronous
+// reconciler driven to its end, as tandemd's loop drives it.
+template <typename T>
+Result<T> await(loop::Dispatcher& d,
+                const std::function<void(std::function<void(Result<T>)>)>& start) {
+  std::optional<Result<T>> out;
+  bool running = false;
+  start([&](Result<T> r) {
+    out = std::move(r);
+    if (running) d.stop();
+  });
+  if (!out) {
+    running = true;
+    d.run();
+  }
+  if (!out) return fail(ErrorCode::kInternal, "the loop stopped before the pass ended");
+  return std::move(*out);
+}
+
+Result<ReconcileReport> reconcileNow(loop::Dispatcher& d, Reconciler& r, const Table& desired,
+                                     bool manage_all, Pass pass) {
+  return await<ReconcileReport>(d, [&](std::function<void(Result<ReconcileReport>)> done) {
+    r.reconcile(desired, manage_all, pass, std::move(done));
+  });
+}
+
+Result<void> timeoutsNow(loop::Dispatcher& d, Reconciler& r, const Timeouts& want) {
+  return await<void>(
+      d, [&](std::function<void(Result<void>)> done) { r.applyTimeouts(want, std::move(done)); });
+}
 
 double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -94,7 +127,8 @@ std::optional<config::Config> loadTimed(const std::string& path, const config::F
 // previous: the table the last pass applied; the plan against it (what a kChange pass plans) is
 // timed on its own as NAME.plan_ms, to tell the pure half of the pass from the kernel's.
 int applyNext(const char* name, const std::string& path, const config::FileSystem& fs,
-              NetlinkKernel& kernel, Reconciler& reconciler, Pass pass, const Table& previous) {
+              loop::Dispatcher& d, NetlinkKernel& kernel, Reconciler& reconciler, Pass pass,
+              const Table& previous) {
   double load_ms = 0;
   const std::optional<config::Config> loaded = loadTimed(path, fs, load_ms);
   if (!loaded) return 2;
@@ -106,7 +140,7 @@ int applyNext(const char* name, const std::string& path, const config::FileSyste
   const double plan_ms = msSince(t);
   const uint64_t before = kernel.writes();
   t = Clock::now();
-  auto report = reconciler.reconcile(desired, manage_all, pass);
+  auto report = reconcileNow(d, reconciler, desired, manage_all, pass);
   const double reconcile_ms = msSince(t);
   const auto writes = static_cast<unsigned long long>(kernel.writes() - before);
   if (!report) {
@@ -114,7 +148,7 @@ int applyNext(const char* name, const std::string& path, const config::FileSyste
     std::printf("%s.writes=%llu\n", name, writes);
     return 1;
   }
-  auto timeouts = reconciler.applyTimeouts(desiredTimeouts(cfg.ipvs));
+  auto timeouts = timeoutsNow(d, reconciler, desiredTimeouts(cfg.ipvs));
   if (!timeouts) {
     std::cerr << "ipvs_apply: " << name
               << ": setting the [ipvs] timeouts failed: " << timeouts.error().message << "\n";
@@ -180,8 +214,14 @@ int main(int argc, char** argv) {
   size_t dests = 0;
   for (const auto& s : desired.services) dests += s.destinations.size();
 
+  auto dispatcher = loop::QbDispatcher::create();
+  if (!dispatcher) {
+    std::cerr << "ipvs_apply: cannot create the event loop: " << dispatcher.error().message << "\n";
+    return 1;
+  }
+  loop::Dispatcher& d = **dispatcher;
   t = Clock::now();
-  auto opened = NetlinkKernel::open(Millis(timeout_ms));
+  auto opened = NetlinkKernel::open(d, Millis(timeout_ms));
   const double open_ms = msSince(t);
   if (!opened) {
     std::cerr << "ipvs_apply: " << opened.error().message << "\n";
@@ -189,12 +229,13 @@ int main(int argc, char** argv) {
   }
   NetlinkKernel& kernel = **opened;
 
-  Reconciler reconciler(kernel, [](IpvsLogLevel level, const std::string& line) {
+  Reconciler reconciler(d, kernel, [](IpvsLogLevel level, const std::string& line) {
     std::cerr << "ipvs_apply: " << levelName(level) << ": " << line << "\n";
   });
   const uint64_t before = kernel.writes();
   t = Clock::now();
-  auto report = reconciler.reconcile(desired, cfg.ipvs.manage == config::IpvsManage::kAll);
+  auto report = reconcileNow(d, reconciler, desired, cfg.ipvs.manage == config::IpvsManage::kAll,
+                             Pass::kVerify);
   const double reconcile_ms = msSince(t);
   if (!report) {
     std::cerr << "ipvs_apply: reconcile failed: " << report.error().message << "\n";
@@ -202,7 +243,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   t = Clock::now();
-  auto timeouts = reconciler.applyTimeouts(desiredTimeouts(cfg.ipvs));
+  auto timeouts = timeoutsNow(d, reconciler, desiredTimeouts(cfg.ipvs));
   const double timeouts_ms = msSince(t);
   if (!timeouts) {
     std::cerr << "ipvs_apply: setting the [ipvs] timeouts failed: " << timeouts.error().message
@@ -221,12 +262,12 @@ int main(int argc, char** argv) {
                 desired_ms, open_ms, timeouts_ms);
   }
   if (!then.empty()) {
-    int rc = applyNext("change", then, fs, kernel, reconciler, Pass::kChange, desired);
+    int rc = applyNext("change", then, fs, d, kernel, reconciler, Pass::kChange, desired);
     if (rc == 0 && monitor) {
       // The monitor pass plans against the dump; the changed table stands in for it.
       config::LoadResult changed = config::loadConfigFile(then, fs);
       const Table after = changed.ok() ? desiredTable(*changed.config, Health{}) : Table{};
-      rc = applyNext("monitor", then, fs, kernel, reconciler, Pass::kVerify, after);
+      rc = applyNext("monitor", then, fs, d, kernel, reconciler, Pass::kVerify, after);
     }
     if (rc != 0) return rc;
   }
