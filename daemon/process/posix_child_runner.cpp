@@ -25,9 +25,13 @@ constexpr size_t kMaxOutput = 4096;
 
 class PosixChild final : public ChildHandle {
  public:
-  PosixChild(loop::Dispatcher& d, pid_t pid, int pidfd, int out_fd,
+  PosixChild(loop::Dispatcher& d, std::shared_ptr<Reaper> reaper, pid_t pid, int pidfd, int out_fd,
              std::function<void(ChildResult)> done)
-      : pid_(pid), pidfd_(pidfd), out_fd_(out_fd), done_(std::move(done)) {
+      : reaper_(std::move(reaper)),
+        pid_(pid),
+        pidfd_(pidfd),
+        out_fd_(out_fd),
+        done_(std::move(done)) {
     timer_ = d.createTimer([this] { onTimeout(); });
     auto w = d.watchFd(pidfd_, {true, false}, [this](loop::FdEvents) { onExit(); });
     if (w) exit_watch_ = std::move(*w);
@@ -38,12 +42,14 @@ class PosixChild final : public ChildHandle {
   ~PosixChild() override {
     exit_watch_.reset();
     out_watch_.reset();
-    if (!reaped_) {
-      ::kill(-pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);  // SIGKILL makes this prompt
-    }
-    ::close(pidfd_);
     if (out_fd_ >= 0) ::close(out_fd_);
+    if (reaped_) {
+      ::close(pidfd_);
+      return;
+    }
+    // The group dies at once, but the exit is reported later: the loop reaps it then.
+    ::kill(-pid_, SIGKILL);
+    reaper_->adopt(pid_, pidfd_);
   }
 
   void arm(Millis timeout) { timer_->arm(timeout); }
@@ -90,6 +96,7 @@ class PosixChild final : public ChildHandle {
     if (done) done(std::move(res));  // may destroy this object: nothing after it
   }
 
+  std::shared_ptr<Reaper> reaper_;
   pid_t pid_;
   int pidfd_;
   int out_fd_;
@@ -103,6 +110,36 @@ class PosixChild final : public ChildHandle {
 };
 
 }  // namespace
+
+Reaper::~Reaper() {
+  for (auto& [pid, c] : children_) {
+    c.watch.reset();
+    (void)::waitpid(pid, nullptr, WNOHANG);
+    ::close(c.pidfd);
+  }
+}
+
+void Reaper::adopt(int pid, int pidfd) {
+  if (::waitpid(pid, nullptr, WNOHANG) == pid) {
+    ::close(pidfd);
+    return;
+  }
+  Child c;
+  c.pidfd = pidfd;
+  auto w = dispatcher_.watchFd(pidfd, {true, false}, [this, pid](loop::FdEvents) { onExit(pid); });
+  // Without a watch the child is reaped by init once the daemon exits: still no waiting here.
+  if (w) c.watch = std::move(*w);
+  children_.emplace(pid, std::move(c));
+}
+
+void Reaper::onExit(int pid) {
+  if (::waitpid(pid, nullptr, WNOHANG) != pid) return;
+  auto it = children_.find(pid);
+  if (it == children_.end()) return;
+  const int pidfd = it->second.pidfd;
+  children_.erase(it);  // destroys the watch whose callback this is: nothing after it but close
+  ::close(pidfd);
+}
 
 Result<std::unique_ptr<ChildHandle>> PosixChildRunner::run(const CommandLine& cmd,
                                                            const std::vector<std::string>& env,
@@ -155,7 +192,8 @@ Result<std::unique_ptr<ChildHandle>> PosixChildRunner::run(const CommandLine& cm
     ::close(pipefd[0]);
     return fail(errnoError(err, "pidfd_open"));
   }
-  auto child = std::make_unique<PosixChild>(dispatcher_, pid, pidfd, pipefd[0], std::move(done));
+  auto child =
+      std::make_unique<PosixChild>(dispatcher_, reaper_, pid, pidfd, pipefd[0], std::move(done));
   child->arm(timeout);
   return std::unique_ptr<ChildHandle>(std::move(child));
 }

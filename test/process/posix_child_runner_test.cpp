@@ -2,6 +2,10 @@
 #include "process/posix_child_runner.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <functional>
 
 #include "loop/qb_dispatcher.h"
 
@@ -62,6 +66,38 @@ TEST_F(ChildRunnerTest, AMissingProgramIsExit127) {
   ChildResult r = runToEnd({{"/nonexistent/fence"}, false}, 5s);
   EXPECT_EQ(r.exit_code, 127);
   EXPECT_NE(r.output.find("exec failed"), std::string::npos);
+}
+
+// Destroying the handle of a running child kills its process group at once and returns without
+// waiting for it: the exit is reaped later, from the loop.
+TEST_F(ChildRunnerTest, DestroyingAHandleKillsTheChildAndTheLoopReapsIt) {
+  auto disp = loop::QbDispatcher::create();
+  ASSERT_TRUE(disp) << disp.error().message;
+  PosixChildRunner runner(**disp);
+  bool called = false;
+  auto h = runner.run({{"/bin/sh", "-c", "sleep 30 & sleep 30"}, false}, {}, 60s,
+                      [&](ChildResult) { called = true; });
+  ASSERT_TRUE(h) << h.error().message;
+  h->reset();
+  EXPECT_EQ(runner.reaping(), 1u) << "the destructor left the reaping to the loop";
+  std::function<void()> check;
+  auto tick = (*disp)->createTimer([&] { check(); });
+  check = [&] {
+    if (runner.reaping() == 0) {
+      (*disp)->stop();
+      return;
+    }
+    tick->arm(5ms);
+  };
+  auto guard = (*disp)->createTimer([&] { (*disp)->stop(); });
+  guard->arm(10s);
+  tick->arm(0ms);
+  (*disp)->run();
+  EXPECT_EQ(runner.reaping(), 0u) << "reaped from the loop";
+  EXPECT_FALSE(called) << "a dropped handle reports nothing";
+  errno = 0;
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD) << "no child left behind, not even a zombie";
 }
 
 }  // namespace
