@@ -274,7 +274,7 @@ void ClusterNode::move(const std::string& target) {
 nlohmann::json ClusterNode::resourcesJson() const {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : chain_.resources()) {
-    nlohmann::json entry = {{"name", std::string(r->name())}, {"present", r->present()}};
+    nlohmann::json entry = {{"name", std::string(r->name())}, {"present", r->lastSeenPresent()}};
     entry.update(r->describe());
     out.push_back(std::move(entry));
   }

@@ -92,7 +92,7 @@ ping::MakeEchoTransport LinuxPlatform::echoTransports() {
 }
 
 Result<std::shared_ptr<resources::AddressTable>> LinuxPlatform::openAddressTable() {
-  auto t = resources::NetlinkAddressTable::open();
+  auto t = resources::NetlinkAddressTable::open(*dispatcher_);
   if (!t) return fail(t.error());
   return std::shared_ptr<resources::AddressTable>(std::move(*t));
 }

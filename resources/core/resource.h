@@ -30,6 +30,10 @@ class Resource {
   // Is it in place right now (e.g. the VIP on its interface)? A restarted daemon asks this to
   // learn whether it still holds what it held.
   virtual bool present() const = 0;
+  // What the last start, stop, monitor or present() found, without asking again: `tandem status`
+  // answers from it, so a status request never starts kernel work. Resources whose present()
+  // touches no kernel need not override it.
+  virtual bool lastSeenPresent() const { return present(); }
 
   // After a split brain was resolved in this node's favour: tell the network again that what
   // it holds lives here (the other side may have announced last). Most resources have nothing

@@ -3,25 +3,25 @@
 #include <memory>
 
 #include "common/duration.h"
+#include "loop/dispatcher.h"
+#include "netlink/netlink_socket.h"
 #include "vip/address_table.h"
-
-struct mnl_socket;
 
 namespace tandem::resources {
 
-// The AddressTable over a NETLINK_ROUTE socket (libmnl): a dumb pipe for the bytes that
-// rtnl_codec.h builds and reads.
+// The AddressTable over the NETLINK_ROUTE socket of resources/netlink: a dumb pipe for the
+// bytes that rtnl_codec.h builds and reads.
 //
-// Synchronous, with a strict deadline per request, on purpose. rtnetlink handles a request
-// inside the sender's sendmsg() (under the RTNL lock), so by the time send returns the ack or
-// the whole dump is already queued on the socket: there is nothing to wait for that an fd
-// watch on the loop would overlap. What can stall is taking the RTNL lock itself, and that
-// stalls an asynchronous sender just the same, inside its sendmsg(). The deadline bounds the
-// rest (a lost answer, a socket in a bad state); a late answer to a timed-out request is told
-// apart by its sequence number and dropped.
+// Synchronous without waiting, on purpose. rtnetlink handles a request inside the sender's
+// sendmsg() (under the RTNL lock), so by the time send returns the ack, or the first part of a
+// dump, is already queued on the socket, and the rest of a dump is produced inside the next
+// recvmsg(). NetlinkSocket::exchangeNow reads exactly that and never polls: an answer that is
+// not there is a kTimeout error at once, not a wait on the loop. What can stall is taking the
+// RTNL lock itself, and that stalls an asynchronous sender just the same, inside its sendmsg().
+// A late answer to a failed request is told apart by its sequence number and dropped.
 class NetlinkAddressTable final : public AddressTable {
  public:
-  static Result<std::unique_ptr<NetlinkAddressTable>> open(Millis timeout = Millis(1000));
+  static Result<std::unique_ptr<NetlinkAddressTable>> open(loop::Dispatcher& dispatcher);
   ~NetlinkAddressTable() override;
   NetlinkAddressTable(const NetlinkAddressTable&) = delete;
   NetlinkAddressTable& operator=(const NetlinkAddressTable&) = delete;
@@ -43,19 +43,16 @@ class NetlinkAddressTable final : public AddressTable {
   const Counts& counts() const { return counts_; }
 
  private:
-  NetlinkAddressTable(mnl_socket* nl, Millis timeout);
+  explicit NetlinkAddressTable(std::unique_ptr<netlink::NetlinkSocket> socket);
 
-  // Sends one request and collects the replies that carry its sequence number, up to the ack,
-  // the link reply or the end of the dump.
-  Result<std::vector<rtnl::Message>> transact(const std::vector<uint8_t>& request,
+  // Sends one request (its header carries seq) and collects its replies, up to the ack, the
+  // link reply or the end of the dump.
+  Result<std::vector<rtnl::Message>> transact(const std::vector<uint8_t>& request, uint32_t seq,
                                               std::string_view what);
   Result<rtnl::LinkEntry> getLink(std::string_view name, uint32_t ifindex, std::string_view what);
   Result<void> change(bool add, const rtnl::AddressRequest& req);
 
-  mnl_socket* nl_;
-  uint32_t portid_;
-  uint32_t seq_;
-  Millis timeout_;
+  std::unique_ptr<netlink::NetlinkSocket> socket_;
   Counts counts_;
 };
 

@@ -106,6 +106,7 @@ Result<void> VipResource::ensure(bool from_monitor) {
           log(VipLogLevel::kNotice, line);
         }
         held_ = true;
+        seen_ = true;
         return {};
       case VipPlan::Kind::kConflict: {
         auto other = table_->interfaceName(plan.found->ifindex);
@@ -142,6 +143,7 @@ Result<void> VipResource::ensure(bool from_monitor) {
           log(VipLogLevel::kNotice, line);
         }
         held_ = true;
+        seen_ = true;
         return {};
       }
     }
@@ -156,6 +158,7 @@ Result<void> VipResource::release() {
     // No interface, no address on it: nothing left to stop.
     if (idx.error().code == ErrorCode::kNotFound) {
       held_ = false;
+      seen_ = false;
       return {};
     }
     return fail(idx.error());
@@ -172,6 +175,7 @@ Result<void> VipResource::release() {
     removed = removed || r.has_value();
   }
   held_ = false;
+  seen_ = false;
   if (removed) log(VipLogLevel::kNotice, "VIP " + where() + " removed");
   return {};
 }
@@ -195,15 +199,16 @@ nlohmann::json VipResource::describe() const {
 
 bool VipResource::present() const {
   auto idx = ifindex();
-  if (!idx) return false;
+  if (!idx) return *(seen_ = false);
   auto table = table_->addresses(vip_.address.address.family);
   if (!table) {
     log(VipLogLevel::kWarning, "VIP " + where() + ": " + table.error().message);
     return false;
   }
-  return std::any_of(table->begin(), table->end(), [&](const rtnl::AddressEntry& e) {
+  seen_ = std::any_of(table->begin(), table->end(), [&](const rtnl::AddressEntry& e) {
     return e.ifindex == *idx && sameAddress(e.prefix.address, vip_.address.address);
   });
+  return *seen_;
 }
 
 Result<std::vector<std::unique_ptr<Resource>>> makeVipResources(const config::Config& cfg,

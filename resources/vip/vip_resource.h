@@ -42,6 +42,7 @@ class VipResource final : public Resource {
   void stop(Done done) override;
   void monitor(Done done) override;
   bool present() const override;
+  bool lastSeenPresent() const override { return seen_.value_or(held_); }
   nlohmann::json describe() const override;
 
   const config::Vip& vip() const { return vip_; }
@@ -59,6 +60,9 @@ class VipResource final : public Resource {
   VipLog log_;
   std::string name_;
   bool held_ = false;  // started and not stopped since
+  // What the kernel's table last said of this VIP (present(), or a start, stop or monitor that
+  // succeeded); unset before the first look.
+  mutable std::optional<bool> seen_;
 };
 
 // Opens the kernel's address table when the first VIP needs it.

@@ -274,6 +274,26 @@ TEST_F(Cluster, StopHandsOverBeforeTheLoopEnds) {
   EXPECT_TRUE(holdsVip("b"));
 }
 
+TEST_F(Cluster, StatusAnswersFromTheLastStateAndStartsNoKernelWork) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(500ms);
+  const int dumps = platforms_["a"]->addresses().dumps;
+  const size_t ipvs_dumps = platforms_["a"]->ipvsKernel().dumps();
+  const nlohmann::json status = directors_["a"]->status();
+  auto shown = directors_["a"]->ipvs();
+  ASSERT_TRUE(shown) << shown.error().message;
+  EXPECT_EQ(platforms_["a"]->addresses().dumps, dumps);
+  EXPECT_EQ(platforms_["a"]->ipvsKernel().dumps(), ipvs_dumps);
+  bool vip_present = false;
+  for (const auto& r : status.at("resources")) {
+    if (r.at("name").get<std::string>().rfind("vip ", 0) == 0) vip_present = r.at("present");
+  }
+  EXPECT_TRUE(vip_present);
+  EXPECT_EQ((*shown)["services"].size(), 1u);
+}
+
 // --- the takeover order -------------------------------------------------------------------------
 
 TEST_F(Cluster, TakingOverRunsStateIpvsVipsAnnouncementsAndReleasingRunsThemBackwards) {

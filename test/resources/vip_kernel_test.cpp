@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "fakes/sim_dispatcher.h"
 #include "must_run.h"
 #include "vip/netlink_address_table.h"
 #include "vip/vip_resource.h"
@@ -121,7 +122,7 @@ Result<void> run(void (Resource::*op)(Done), Resource& r) {
 class VipKernelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto t = NetlinkAddressTable::open();
+    auto t = NetlinkAddressTable::open(sim_);
     ASSERT_TRUE(t) << t.error().message;
     raw_ = t->get();
     table_ = std::move(*t);
@@ -137,6 +138,10 @@ class VipKernelTest : public ::testing::Test {
     return s;
   }
 
+  void TearDown() override { table_.reset(); }
+
+  // The table reads its answers at once; the loop only watches its socket.
+  fakes::SimDispatcher sim_;
   NetlinkAddressTable* raw_ = nullptr;
   std::shared_ptr<AddressTable> table_;
   std::vector<std::string> lines_;
