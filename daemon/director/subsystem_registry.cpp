@@ -7,21 +7,12 @@ namespace tandem::director {
 
 namespace {
 
-using platform::LogLevel;
-
 std::unique_ptr<resources::Subsystem> makeIpvs(platform::Platform& p, const std::string& self) {
   resources::ipvs::IpvsDeps deps{
       p.dispatcher(),
       [&p] { return p.openIpvs(); },
       [&p](const std::string& state_dir) { return p.openIpvsOwned(state_dir); },
-      [&p](resources::ipvs::IpvsLogLevel l, const std::string& line) {
-        using L = resources::ipvs::IpvsLogLevel;
-        p.logger().log(l == L::kError     ? LogLevel::kError
-                       : l == L::kWarning ? LogLevel::kWarning
-                       : l == L::kNotice  ? LogLevel::kNotice
-                                          : LogLevel::kInfo,
-                       line);
-      },
+      p.logger().sink(),
       &p.sysctlReader(),
       &p.sysctlWriter()};
   return std::make_unique<resources::ipvs::IpvsSubsystem>(std::move(deps), self);
@@ -35,14 +26,6 @@ std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std:
         auto forwarding = p.sysctlReader().read(
             resources::sysctl::sysctlKey({"net", "ipv6", "conf", interface, "forwarding"}));
         return forwarding && *forwarding == "1";
-      },
-      [&p](resources::VipLogLevel l, const std::string& line) {
-        using V = resources::VipLogLevel;
-        p.logger().log(l == V::kError     ? LogLevel::kError
-                       : l == V::kWarning ? LogLevel::kWarning
-                       : l == V::kNotice  ? LogLevel::kNotice
-                                          : LogLevel::kInfo,
-                       line);
       },
       p.logger().sink()};
   return std::make_unique<resources::VipSubsystem>(std::move(deps), self);

@@ -48,7 +48,7 @@ void IpvsSubsystem::shutdown() {
   if (retry_) retry_->cancel();
 }
 
-void IpvsSubsystem::log(IpvsLogLevel level, const std::string& line) const {
+void IpvsSubsystem::log(LogLevel level, const std::string& line) const {
   if (deps_.log) deps_.log(level, line);
 }
 
@@ -58,8 +58,7 @@ void IpvsSubsystem::checkKernelSettings(const config::Config& cfg) {
   std::vector<std::string> interfaces = self ? self->interfaces : std::vector<std::string>{};
   sysctl::SysctlWriter* writer = cfg.ipvs.set_sysctls ? deps_.sysctl_writer : nullptr;
   for (const auto& line : sysctl::checkSysctls(cfg, interfaces, *deps_.sysctl_reader, writer)) {
-    log(line.level == LogLevel::kWarning ? IpvsLogLevel::kWarning : IpvsLogLevel::kNotice,
-        line.text);
+    log(line.level, line.text);
   }
 }
 
@@ -85,7 +84,7 @@ std::vector<HeldResource> IpvsSubsystem::held() { return {{Stage::kIpvs, takeove
 
 void IpvsSubsystem::onTakeover() {
   if (loop_ && !loop_->lastPassOk()) {
-    log(IpvsLogLevel::kWarning,
+    log(LogLevel::kWarning,
         "taking over with an IPVS table whose last pass did not complete; verifying it now");
     loop_->reconcileNow();
   }
@@ -105,10 +104,10 @@ void IpvsSubsystem::tryOpen() {
   if (!kernel) {
     if (kernel.error().message != open_error_) {
       open_error_ = kernel.error().message;
-      log(IpvsLogLevel::kError, "IPVS is not available: " + open_error_ +
-                                    "; the cluster and the VIPs run without the " +
-                                    std::to_string(config_->virtual_servers.size()) +
-                                    " virtual server(s), trying again every " + every);
+      log(LogLevel::kError, "IPVS is not available: " + open_error_ +
+                                "; the cluster and the VIPs run without the " +
+                                std::to_string(config_->virtual_servers.size()) +
+                                " virtual server(s), trying again every " + every);
     }
     if (!retry_) retry_ = deps_.dispatcher.createTimer([this] { tryOpen(); });
     retry_->arm(config_->ipvs.monitor_interval);
@@ -120,12 +119,12 @@ void IpvsSubsystem::tryOpen() {
   kernel_ = std::move(*kernel);
   if (deps_.open_owned) owned_store_ = deps_.open_owned(config_->daemon.state_dir);
   loop_ = std::make_unique<IpvsReconcileLoop>(
-      deps_.dispatcher, *kernel_, [this](IpvsLogLevel l, const std::string& line) { log(l, line); },
+      deps_.dispatcher, *kernel_, [this](LogLevel l, const std::string& line) { log(l, line); },
       owned_store_.get());
-  log(IpvsLogLevel::kNotice,
-      std::string(recovered ? "IPVS is available now; " : "") +
-          "keeping the IPVS table on this director whatever its role services=" +
-          std::to_string(config_->virtual_servers.size()) + " monitor_interval=" + every);
+  log(LogLevel::kNotice, std::string(recovered ? "IPVS is available now; " : "") +
+                             "keeping the IPVS table on this director whatever its role services=" +
+                             std::to_string(config_->virtual_servers.size()) +
+                             " monitor_interval=" + every);
   loop_->configure(*config_);
 }
 

@@ -66,7 +66,7 @@ class IpvsSubsystem final : public Subsystem {
  private:
   void tryOpen();
   void checkKernelSettings(const config::Config& cfg);
-  void log(IpvsLogLevel level, const std::string& line) const;
+  void log(LogLevel level, const std::string& line) const;
 
   IpvsDeps deps_;
   std::string self_;

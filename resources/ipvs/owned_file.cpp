@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "common/state_files.h"
 #include "ipvs/owned_services.h"
 
 namespace tandem::resources::ipvs {
@@ -47,28 +48,7 @@ Result<void> OwnedFile::write(const std::string& text) {
     // The state directory may not exist yet (a tandemd without a cluster creates none).
     ::mkdir(path_.substr(0, slash).c_str(), 0755);
   }
-  const std::string tmp = path_ + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return fail(errnoError(errno, "cannot create " + tmp));
-  size_t done = 0;
-  int err = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      err = errno;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  ::close(fd);
-  if (err == 0 && ::rename(tmp.c_str(), path_.c_str()) != 0) err = errno;
-  if (err != 0) {
-    ::unlink(tmp.c_str());
-    return fail(errnoError(err, "cannot write " + path_));
-  }
-  return {};
+  return writeFileAtomically(path_, text);
 }
 
 }  // namespace tandem::resources::ipvs

@@ -143,7 +143,7 @@ Reconciler::Reconciler(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log
 
 Reconciler::~Reconciler() { *alive_ = false; }
 
-void Reconciler::log(IpvsLogLevel level, const std::string& line) const {
+void Reconciler::log(LogLevel level, const std::string& line) const {
   if (log_) log_(level, line);
 }
 
@@ -151,7 +151,7 @@ void Reconciler::loadOwned() {
   if (owned_store_ == nullptr) return;
   auto text = owned_store_->read();
   if (!text) {
-    log(IpvsLogLevel::kWarning,
+    log(LogLevel::kWarning,
         text.error().message +
             "; the virtual services tandem owned before this start are not known: one dropped "
             "from the config meanwhile stays in the kernel (remove it with ipvsadm -D)");
@@ -159,13 +159,12 @@ void Reconciler::loadOwned() {
   }
   if (!*text) return;  // a first start
   ParsedOwned parsed = parseOwned(**text, owned_store_->path());
-  for (const auto& w : parsed.warnings) log(IpvsLogLevel::kWarning, w);
+  for (const auto& w : parsed.warnings) log(LogLevel::kWarning, w);
   owned_ = parsed.keys;
   saved_owned_ = parsed.keys;
   if (!owned_.empty()) {
-    log(IpvsLogLevel::kInfo,
-        "tandem owned " + std::to_string(owned_.size()) +
-            " virtual service(s) before this start file=" + owned_store_->path());
+    log(LogLevel::kInfo, "tandem owned " + std::to_string(owned_.size()) +
+                             " virtual service(s) before this start file=" + owned_store_->path());
   }
 }
 
@@ -175,7 +174,7 @@ void Reconciler::saveOwned() {
   if (!r) {
     if (r.error().message != save_error_) {
       save_error_ = r.error().message;
-      log(IpvsLogLevel::kWarning,
+      log(LogLevel::kWarning,
           save_error_ +
               "; after a restart tandem may not remove a virtual service dropped from "
               "the config meanwhile (trying again after each pass)");
@@ -313,8 +312,8 @@ void Reconciler::onAnswer(const Op& op, Result<void> r) {
     // are answered but send nothing more.
     if (retryable(r.error()) && run.attempt < kMaxReplans) {
       // The table moved under us: what we planned against is stale.
-      log(IpvsLogLevel::kInfo, describe(op) + ": " + r.error().message +
-                                   "; the table changed meanwhile, reading it again");
+      log(LogLevel::kInfo, describe(op) + ": " + r.error().message +
+                               "; the table changed meanwhile, reading it again");
       ++run.report.replans;
       run.replan = true;
     } else {
@@ -337,21 +336,21 @@ void Reconciler::attemptDone() {
   }
   auto log_done = [&] {
     if (run.done_ops.size() <= kOpsLoggedOneByOne) {
-      for (const Op& d : run.done_ops) log(IpvsLogLevel::kNotice, describe(d));
+      for (const Op& d : run.done_ops) log(LogLevel::kNotice, describe(d));
     } else {
-      log(IpvsLogLevel::kNotice, summary(run.done_ops));
+      log(LogLevel::kNotice, summary(run.done_ops));
     }
   };
   if (run.failure) {
     log_done();
     for (const auto& d : run.drift) {
-      log(IpvsLogLevel::kWarning, d + "; could not restore it: " + run.failure_reason);
+      log(LogLevel::kWarning, d + "; could not restore it: " + run.failure_reason);
     }
     giveUp(*run.failure);
     return;
   }
   log_done();
-  for (const auto& d : run.drift) log(IpvsLogLevel::kWarning, d + "; restored");
+  for (const auto& d : run.drift) log(LogLevel::kWarning, d + "; restored");
   run.report.drift = run.drift.size();
   for (const auto& k : run.retired) owned_.erase(k);
   last_manage_all_ = run.manage_all;
@@ -468,9 +467,9 @@ void Reconciler::applyTimeouts(const Timeouts& want, TimeoutsDone done) {
         done(fail(r.error().code, "cannot set the IPVS timeouts: " + r.error().message));
         return;
       }
-      log(IpvsLogLevel::kNotice, "IPVS timeouts set: tcp=" + std::to_string(want.tcp) +
-                                     "s tcpfin=" + std::to_string(want.tcpfin) +
-                                     "s udp=" + std::to_string(want.udp) + "s (0: unchanged)");
+      log(LogLevel::kNotice, "IPVS timeouts set: tcp=" + std::to_string(want.tcp) +
+                                 "s tcpfin=" + std::to_string(want.tcpfin) +
+                                 "s udp=" + std::to_string(want.udp) + "s (0: unchanged)");
       done({});
     });
   });
@@ -542,9 +541,9 @@ void IpvsReconcileLoop::passDone(Pass kind, const std::string& error) {
   ++passes_;
   if (error != last_error_) {
     if (!error.empty()) {
-      if (log_) log_(IpvsLogLevel::kError, "IPVS table not in sync: " + error);
+      if (log_) log_(LogLevel::kError, "IPVS table not in sync: " + error);
     } else if (log_) {
-      log_(IpvsLogLevel::kNotice, "IPVS table in sync again");
+      log_(LogLevel::kNotice, "IPVS table in sync again");
     }
     last_error_ = error;
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "common/log.h"
 #include "common/result.h"
 #include "config/config.h"
 #include "ipvs/ipvs_desired.h"
@@ -19,8 +20,7 @@
 // every [ipvs] monitor_interval and whenever the config or a real server's health changes.
 namespace tandem::resources::ipvs {
 
-enum class IpvsLogLevel { kError, kWarning, kNotice, kInfo };
-using IpvsLog = std::function<void(IpvsLogLevel, const std::string&)>;
+using IpvsLog = LogSink;
 
 // "tcp 198.51.100.10:80", "udp [2001:db8::10]:53", "fwmark 7 (IPv6)"; "198.51.100.21:80".
 // The reconciler's own wording, so its log lines do not depend on the codec's.
@@ -108,7 +108,7 @@ class Reconciler {
   // base: what the kernel should hold (null: nothing known, no drift).
   std::vector<std::string> findDrift(const Table& actual, const Table* base,
                                      const std::set<ServiceKey>& wanted) const;
-  void log(IpvsLogLevel level, const std::string& line) const;
+  void log(LogLevel level, const std::string& line) const;
   void loadOwned();
   void saveOwned();
 

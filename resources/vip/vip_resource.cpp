@@ -59,7 +59,7 @@ VipResource::VipResource(config::Vip vip, std::shared_ptr<AddressTable> table, V
 
 std::string VipResource::where() const { return vip_.address.toString() + " on " + vip_.interface; }
 
-void VipResource::log(VipLogLevel level, const std::string& line) const {
+void VipResource::log(LogLevel level, const std::string& line) const {
   if (log_) log_(level, line);
 }
 
@@ -103,7 +103,7 @@ Result<void> VipResource::ensure(bool from_monitor) {
             line += " (its label is \"" + plan.found->label + "\", the config says \"" +
                     vip_.label + "\"; left as it is)";
           }
-          log(VipLogLevel::kNotice, line);
+          log(LogLevel::kNotice, line);
         }
         held_ = true;
         seen_ = true;
@@ -122,12 +122,12 @@ Result<void> VipResource::ensure(bool from_monitor) {
         if (!r && r.error().code != ErrorCode::kNotFound) {
           return fail(r.error().code, r.error().message + hint(r.error()));
         }
-        log(VipLogLevel::kWarning, "VIP " + where() + " was there as " +
-                                       plan.found->prefix.toString() +
-                                       ((plan.found->flags & IFA_F_DADFAILED) != 0
-                                            ? " with duplicate address detection failed"
-                                            : "") +
-                                       "; replacing it");
+        log(LogLevel::kWarning, "VIP " + where() + " was there as " +
+                                    plan.found->prefix.toString() +
+                                    ((plan.found->flags & IFA_F_DADFAILED) != 0
+                                         ? " with duplicate address detection failed"
+                                         : "") +
+                                    "; replacing it");
         [[fallthrough]];
       }
       case VipPlan::Kind::kAdd: {
@@ -135,12 +135,11 @@ Result<void> VipResource::ensure(bool from_monitor) {
         if (!r && r.error().code == ErrorCode::kAlreadyExists && round == 0) continue;
         if (!r) return fail(r.error().code, r.error().message + hint(r.error()));
         if (from_monitor && held_) {
-          log(VipLogLevel::kWarning,
-              "VIP " + where() + " was removed behind tandem's back; restored");
+          log(LogLevel::kWarning, "VIP " + where() + " was removed behind tandem's back; restored");
         } else {
           std::string line = "VIP " + where() + " added";
           if (!vip_.label.empty()) line += " label=" + vip_.label;
-          log(VipLogLevel::kNotice, line);
+          log(LogLevel::kNotice, line);
         }
         held_ = true;
         seen_ = true;
@@ -176,7 +175,7 @@ Result<void> VipResource::release() {
   }
   held_ = false;
   seen_ = false;
-  if (removed) log(VipLogLevel::kNotice, "VIP " + where() + " removed");
+  if (removed) log(LogLevel::kNotice, "VIP " + where() + " removed");
   return {};
 }
 
@@ -202,7 +201,7 @@ bool VipResource::present() const {
   if (!idx) return *(seen_ = false);
   auto table = table_->addresses(vip_.address.address.family);
   if (!table) {
-    log(VipLogLevel::kWarning, "VIP " + where() + ": " + table.error().message);
+    log(LogLevel::kWarning, "VIP " + where() + ": " + table.error().message);
     return false;
   }
   seen_ = std::any_of(table->begin(), table->end(), [&](const rtnl::AddressEntry& e) {
@@ -227,9 +226,9 @@ Result<std::vector<std::unique_ptr<Resource>>> makeVipResources(const config::Co
                       node->interfaces.end();
     if (!mine) {
       if (log) {
-        log(VipLogLevel::kInfo, "VIP " + vip.address.toString() + " on " + vip.interface +
-                                    " is not for this node (node.interfaces does not list " +
-                                    vip.interface + ") node=" + std::string(node_name));
+        log(LogLevel::kInfo, "VIP " + vip.address.toString() + " on " + vip.interface +
+                                 " is not for this node (node.interfaces does not list " +
+                                 vip.interface + ") node=" + std::string(node_name));
       }
       continue;
     }

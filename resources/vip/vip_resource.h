@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "common/log.h"
 #include "config/config.h"
 #include "core/resource.h"
 #include "vip/address_table.h"
 
 namespace tandem::resources {
 
-enum class VipLogLevel { kError, kWarning, kNotice, kInfo };
-using VipLog = std::function<void(VipLogLevel, const std::string&)>;
+using VipLog = LogSink;
 
 // What start/monitor find for a VIP in the kernel's table, and what they do about it. Pure.
 struct VipPlan {
@@ -53,7 +53,7 @@ class VipResource final : public Resource {
   Result<uint32_t> ifindex() const;
   rtnl::AddressRequest request(uint32_t ifindex, const IpPrefix& prefix) const;
   std::string where() const;  // "198.51.100.50/24 on eth0"
-  void log(VipLogLevel level, const std::string& line) const;
+  void log(LogLevel level, const std::string& line) const;
 
   config::Vip vip_;
   std::shared_ptr<AddressTable> table_;

@@ -73,7 +73,7 @@ void VipSubsystem::configure(const config::Config& next, const config::Config* r
     }
     if (!e.announcer) {
       e.announcer = std::make_shared<announce::AnnounceResource>(
-          vip, deps_.dispatcher, deps_.sockets, deps_.announce_log, deps_.forwards);
+          vip, deps_.dispatcher, deps_.sockets, deps_.log, deps_.forwards);
     }
     kept.push_back(std::move(e));
   }

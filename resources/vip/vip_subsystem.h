@@ -19,8 +19,7 @@ struct VipDeps {
   AddressTableFactory open_table;         // rtnetlink, opened when the first VIP needs it
   announce::PacketSocketOpener& sockets;  // AF_PACKET
   announce::ForwardsIpv6 forwards;        // the NA's router flag
-  VipLog log;
-  announce::LogSink announce_log;
+  LogSink log;                            // the VIPs' and the announcers' lines
 };
 
 // The VIPs this director can hold (those on an interface its [[node]] lists), each with its

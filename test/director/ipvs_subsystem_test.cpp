@@ -94,14 +94,7 @@ class IpvsSubsystemTest : public ::testing::Test {
   }
 
   IpvsDeps deps(OpenOwnedStore open_owned = nullptr) {
-    return IpvsDeps{sim_, opener(), std::move(open_owned),
-                    [this](IpvsLogLevel l, const std::string& line) {
-                      logger_.log(l == IpvsLogLevel::kError     ? LogLevel::kError
-                                  : l == IpvsLogLevel::kWarning ? LogLevel::kWarning
-                                  : l == IpvsLogLevel::kNotice  ? LogLevel::kNotice
-                                                                : LogLevel::kInfo,
-                                  line);
-                    }};
+    return IpvsDeps{sim_, opener(), std::move(open_owned), logger_.sink()};
   }
 
   fakes::SimDispatcher sim_;

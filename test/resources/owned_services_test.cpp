@@ -145,8 +145,8 @@ class MemoryStore final : public OwnedStore {
 
 struct Lines {
   IpvsLog sink() {
-    return [this](IpvsLogLevel l, const std::string& t) {
-      if (l == IpvsLogLevel::kWarning) warnings.push_back(t);
+    return [this](LogLevel l, const std::string& t) {
+      if (l == LogLevel::kWarning) warnings.push_back(t);
     };
   }
   std::vector<std::string> warnings;

@@ -23,16 +23,16 @@ using Kind = Op::Kind;
 Endpoint ep(const char* text) { return *Endpoint::parse(text, false); }
 
 struct Logged {
-  IpvsLogLevel level;
+  LogLevel level;
   std::string text;
 };
 
 class Log {
  public:
   IpvsLog sink() {
-    return [this](IpvsLogLevel l, const std::string& t) { lines.push_back({l, t}); };
+    return [this](LogLevel l, const std::string& t) { lines.push_back({l, t}); };
   }
-  size_t count(IpvsLogLevel level, const std::string& text) const {
+  size_t count(LogLevel level, const std::string& text) const {
     size_t n = 0;
     for (const auto& l : lines) n += l.level == level && l.text.find(text) != std::string::npos;
     return n;
@@ -94,8 +94,8 @@ TEST_F(ReconcilerTest, EmptyKernelGetsTheWholeTable) {
   EXPECT_EQ(r->applied, 5u);
   EXPECT_EQ(kernel_.writes(), 5u);
   EXPECT_TRUE(plan(desired(), kernel_.table(), true).empty());
-  EXPECT_EQ(log_.count(IpvsLogLevel::kNotice, "add virtual service tcp 198.51.100.10:80"), 1u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kNotice,
+  EXPECT_EQ(log_.count(LogLevel::kNotice, "add virtual service tcp 198.51.100.10:80"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kNotice,
                        "add real server 198.51.100.22:80 of tcp "
                        "198.51.100.10:80 weight=5"),
             1u);
@@ -126,7 +126,7 @@ TEST_F(ReconcilerTest, OneWeightChangeIsOneWrite) {
   EXPECT_EQ(kernel_.writes() - before, 1u);
   EXPECT_EQ(kernel_.applied().back().kind, Kind::kEditDest);
   EXPECT_EQ(kernel_.dest(webKey(), destKey("198.51.100.22:80"))->weight, 0);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kNotice,
+  EXPECT_EQ(log_.count(LogLevel::kNotice,
                        "edit real server 198.51.100.22:80 of tcp "
                        "198.51.100.10:80 weight=0"),
             1u);
@@ -141,7 +141,7 @@ TEST_F(ReconcilerTest, DeletedServiceIsRestoredAndLoggedAsDrift) {
   EXPECT_EQ(r->drift, 1u);
   EXPECT_TRUE(kernel_.hasService(webKey()));
   EXPECT_TRUE(plan(desired(), kernel_.table(), true).empty());
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning,
+  EXPECT_EQ(log_.count(LogLevel::kWarning,
                        "virtual service tcp 198.51.100.10:80 was deleted behind tandem's back "
                        "(ipvsadm -D?); restored"),
             1u);
@@ -166,9 +166,9 @@ TEST_F(ReconcilerTest, DestinationDriftIsRepairedAndNamed) {
   EXPECT_EQ(r->drift, 3u);
   EXPECT_EQ(kernel_.writes() - before, 3u);
   EXPECT_TRUE(plan(desired(), kernel_.table(), true).empty());
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "(ipvsadm -e?)"), 1u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "(ipvsadm -a?)"), 1u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "(ipvsadm -d?)"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "(ipvsadm -e?)"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "(ipvsadm -a?)"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "(ipvsadm -d?)"), 1u);
 }
 
 TEST_F(ReconcilerTest, ServicesTandemDoesNotOwnAreLeftAlone) {
@@ -202,7 +202,7 @@ TEST_F(ReconcilerTest, ServiceGoneFromKernelAndConfigIsNotDrift) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->drift, 0u);
   EXPECT_EQ(r->applied, 0u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "behind tandem's back"), 0u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "behind tandem's back"), 0u);
   EXPECT_FALSE(kernel_.hasService(webKey()));
 }
 
@@ -211,8 +211,8 @@ TEST_F(ReconcilerTest, UnrepairableDriftSaysSo) {
   ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
   kernel_.injectErrors({ErrorCode::kPermissionDenied});
   ASSERT_FALSE(reconcile(desired(), false));
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "(ipvsadm -D?); could not restore it"), 1u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "; restored"), 0u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "(ipvsadm -D?); could not restore it"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "; restored"), 0u);
 }
 
 TEST_F(ReconcilerTest, BigPassIsLoggedAsCounts) {
@@ -224,7 +224,7 @@ TEST_F(ReconcilerTest, BigPassIsLoggedAsCounts) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->applied, 35u);
   EXPECT_EQ(log_.lines.size(), 1u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kNotice,
+  EXPECT_EQ(log_.count(LogLevel::kNotice,
                        "applied 35 IPVS changes: services +2 ~0 -0, real servers +33 ~0 -0"),
             1u);
 }
@@ -293,12 +293,12 @@ TEST_F(ReconcilerTest, HalfAppliedPassIsFinishedNextTimeWithoutFalseDrift) {
   const auto before = kernel_.writes();
   ASSERT_FALSE(reconcile(desired(h), false));
   EXPECT_EQ(kernel_.writes() - before, 1u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kNotice, "edit real server"), 1u) << "what went in is logged";
+  EXPECT_EQ(log_.count(LogLevel::kNotice, "edit real server"), 1u) << "what went in is logged";
   auto r = reconcile(desired(h), false);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->applied, 1u);
   EXPECT_EQ(r->drift, 0u) << "tandem's own half-applied pass is not someone else's doing";
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "behind tandem's back"), 0u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "behind tandem's back"), 0u);
   EXPECT_TRUE(plan(desired(h), kernel_.table(), true).empty());
 }
 
@@ -380,7 +380,7 @@ TEST_F(ReconcilerTest, NotFoundDuringAChangePassRedumpsAndRepairs) {
   EXPECT_EQ(r->drift, 1u);
   EXPECT_TRUE(plan(desired(h), kernel_.table(), true).empty());
   EXPECT_EQ(kernel_.dest(webKey(), destKey("198.51.100.21:80"))->weight, 0);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning,
+  EXPECT_EQ(log_.count(LogLevel::kWarning,
                        "virtual service tcp 198.51.100.10:80 was deleted behind tandem's back "
                        "(ipvsadm -D?); restored"),
             1u);
@@ -397,8 +397,8 @@ TEST_F(ReconcilerTest, ChangesMadeBeforeTheKernelMovedAreNotDrift) {
   auto r = reconcile(desired(h), false, Pass::kChange);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->drift, 1u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "behind tandem's back"), 1u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "tcp 198.51.100.10:80 was deleted"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "behind tandem's back"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "tcp 198.51.100.10:80 was deleted"), 1u);
   EXPECT_TRUE(plan(desired(h), kernel_.table(), true).empty());
 }
 
@@ -460,7 +460,7 @@ TEST_F(ReconcileLoopTest, IpvsadmDeleteIsRepairedWithinOneMonitorInterval) {
   ASSERT_TRUE(kernel_.applyDirect(Op{Kind::kDelService, serviceOf(webKey()), std::nullopt}));
   dispatcher_.advance(cfg_.ipvs.monitor_interval);
   EXPECT_TRUE(kernel_.hasService(webKey()));
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "deleted behind tandem's back"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "deleted behind tandem's back"), 1u);
   loop.stop();
 }
 
@@ -512,12 +512,12 @@ TEST_F(ReconcileLoopTest, FailureIsLoggedOnceAndRetriedEachInterval) {
   dispatcher_.advance(0ms);
   EXPECT_FALSE(loop.lastPassOk());
   dispatcher_.advance(10s);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kError, "IPVS table not in sync"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kError, "IPVS table not in sync"), 1u);
   EXPECT_EQ(kernel_.writes(), 0u);
   dispatcher_.advance(5s);  // the fourth pass reads the table
   EXPECT_TRUE(loop.lastPassOk());
   EXPECT_EQ(kernel_.writes(), 5u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kNotice, "in sync again"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kNotice, "in sync again"), 1u);
   loop.stop();
 }
 
@@ -581,7 +581,7 @@ TEST_F(ReconcileLoopTest, FrequentHealthChangesDoNotPostponeTheMonitorPass) {
   }
   EXPECT_TRUE(kernel_.hasService(desiredService(cfg_.virtual_servers[1]).key))
       << "dns, deleted at 0.5 s, is restored by the monitor pass at 5 s";
-  EXPECT_EQ(log_.count(IpvsLogLevel::kWarning, "udp 198.51.100.11:53 was deleted"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kWarning, "udp 198.51.100.11:53 was deleted"), 1u);
   loop.stop();
 }
 
@@ -672,7 +672,7 @@ TEST_F(ReconcileLoopTest, ASilentKernelIsATimeoutLoggedAndTheLoopGoesOn) {
   dispatcher_.advance(1ms);
   EXPECT_EQ(loop.passes(), 1u);
   EXPECT_FALSE(loop.lastPassOk());
-  EXPECT_EQ(log_.count(IpvsLogLevel::kError,
+  EXPECT_EQ(log_.count(LogLevel::kError,
                        "IPVS table not in sync: cannot read the IPVS table: the kernel did not "
                        "answer within 1000 ms (list the IPVS services)"),
             1u);
@@ -682,7 +682,7 @@ TEST_F(ReconcileLoopTest, ASilentKernelIsATimeoutLoggedAndTheLoopGoesOn) {
   dispatcher_.advance(cfg_.ipvs.monitor_interval);
   EXPECT_TRUE(loop.lastPassOk());
   EXPECT_EQ(kernel_.writes(), 5u);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kNotice, "in sync again"), 1u);
+  EXPECT_EQ(log_.count(LogLevel::kNotice, "in sync again"), 1u);
   EXPECT_EQ(beats, 30);
   heartbeat.reset();
   loop.stop();
@@ -695,7 +695,7 @@ TEST_F(ReconcileLoopTest, ARequestThatTimesOutFailsThePassNamingIt) {
   kernel_.silence(1000ms);
   loop.setHealth("web", ep("198.51.100.21:80"), false);
   dispatcher_.advance(1000ms);
-  EXPECT_EQ(log_.count(IpvsLogLevel::kError,
+  EXPECT_EQ(log_.count(LogLevel::kError,
                        "edit real server 198.51.100.21:80 of tcp 198.51.100.10:80 weight=0 "
                        "forward=nat failed: the kernel did not answer within 1000 ms"),
             1u);

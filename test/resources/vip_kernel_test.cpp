@@ -130,7 +130,7 @@ class VipKernelTest : public ::testing::Test {
   std::unique_ptr<VipResource> make(config::Vip v) {
     return std::make_unique<VipResource>(
         std::move(v), table_,
-        [this](VipLogLevel, const std::string& line) { lines_.push_back(line); });
+        [this](LogLevel, const std::string& line) { lines_.push_back(line); });
   }
   std::string allLines() const {
     std::string s;

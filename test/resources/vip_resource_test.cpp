@@ -40,11 +40,11 @@ class VipResourceTest : public ::testing::Test {
 
   std::unique_ptr<VipResource> make(config::Vip v) {
     return std::make_unique<VipResource>(std::move(v), table_,
-                                         [this](VipLogLevel level, const std::string& line) {
+                                         [this](LogLevel level, const std::string& line) {
                                            lines_.push_back({level, line});
                                          });
   }
-  size_t logged(VipLogLevel level, std::string_view text) const {
+  size_t logged(LogLevel level, std::string_view text) const {
     size_t n = 0;
     for (const auto& [l, s] : lines_) n += (l == level && s.find(text) != std::string::npos);
     return n;
@@ -56,7 +56,7 @@ class VipResourceTest : public ::testing::Test {
   }
 
   std::shared_ptr<fakes::FakeAddressTable> table_;
-  std::vector<std::pair<VipLogLevel, std::string>> lines_;
+  std::vector<std::pair<LogLevel, std::string>> lines_;
 };
 
 TEST_F(VipResourceTest, StartAddsAnIpv4VipWithItsLabel) {
@@ -70,7 +70,7 @@ TEST_F(VipResourceTest, StartAddsAnIpv4VipWithItsLabel) {
   EXPECT_FALSE(table_->added[0].nodad);
   EXPECT_TRUE(table_->find("eth0", "198.51.100.50/24"));
   EXPECT_TRUE(r->present());
-  EXPECT_EQ(logged(VipLogLevel::kNotice, "VIP 198.51.100.50/24 on eth0 added label=eth0:web"), 1u)
+  EXPECT_EQ(logged(LogLevel::kNotice, "VIP 198.51.100.50/24 on eth0 added label=eth0:web"), 1u)
       << allLines();
 }
 
@@ -89,7 +89,7 @@ TEST_F(VipResourceTest, StartAdoptsAnEqualAddressWithoutWritingAnything) {
   ASSERT_TRUE(run(&Resource::start, *r));
   EXPECT_EQ(table_->adds, 0);
   EXPECT_EQ(table_->removes, 0);
-  EXPECT_EQ(logged(VipLogLevel::kNotice,
+  EXPECT_EQ(logged(LogLevel::kNotice,
                    "VIP 198.51.100.50/24 on eth0 is already in place; "
                    "adopted it"),
             1u)
@@ -119,7 +119,7 @@ TEST_F(VipResourceTest, AdoptingWithAnotherLabelSaysSoAndLeavesIt) {
   auto r = make(vip("198.51.100.50/24", "eth0", "eth0:web"));
   ASSERT_TRUE(run(&Resource::start, *r));
   EXPECT_EQ(table_->adds + table_->removes, 0);
-  EXPECT_EQ(logged(VipLogLevel::kNotice, "its label is \"eth0:old\", the config says \"eth0:web\""),
+  EXPECT_EQ(logged(LogLevel::kNotice, "its label is \"eth0:old\", the config says \"eth0:web\""),
             1u)
       << allLines();
 }
@@ -130,7 +130,7 @@ TEST_F(VipResourceTest, StartReplacesTheAddressWithAnotherPrefix) {
   ASSERT_TRUE(run(&Resource::start, *r));
   EXPECT_FALSE(table_->find("eth0", "198.51.100.50/25"));
   EXPECT_TRUE(table_->find("eth0", "198.51.100.50/24"));
-  EXPECT_EQ(logged(VipLogLevel::kWarning, "was there as 198.51.100.50/25; replacing it"), 1u)
+  EXPECT_EQ(logged(LogLevel::kWarning, "was there as 198.51.100.50/25; replacing it"), 1u)
       << allLines();
 }
 
@@ -199,7 +199,7 @@ TEST_F(VipResourceTest, AnAddressAppearingDuringStartIsAdoptedNotAnError) {
   EXPECT_EQ(table_->adds, 1);
   EXPECT_EQ(table_->dumps, 2);
   EXPECT_EQ(table_->entries().size(), 1u);
-  EXPECT_EQ(logged(VipLogLevel::kNotice, "adopted it"), 1u) << allLines();
+  EXPECT_EQ(logged(LogLevel::kNotice, "adopted it"), 1u) << allLines();
 }
 
 TEST_F(VipResourceTest, StopRemovesAndStoppingAgainSucceeds) {
@@ -208,7 +208,7 @@ TEST_F(VipResourceTest, StopRemovesAndStoppingAgainSucceeds) {
   ASSERT_TRUE(run(&Resource::stop, *r));
   EXPECT_TRUE(table_->entries().empty());
   EXPECT_FALSE(r->present());
-  EXPECT_EQ(logged(VipLogLevel::kNotice, "VIP 198.51.100.50/24 on eth0 removed"), 1u);
+  EXPECT_EQ(logged(LogLevel::kNotice, "VIP 198.51.100.50/24 on eth0 removed"), 1u);
   ASSERT_TRUE(run(&Resource::stop, *r));
   EXPECT_EQ(table_->removes, 1);
 }
@@ -254,7 +254,7 @@ TEST_F(VipResourceTest, MonitorRestoresAnAddressRemovedBehindTandemsBackAndLogsI
   ASSERT_TRUE(run(&Resource::monitor, *r));
   EXPECT_EQ(table_->adds, 2);
   EXPECT_EQ(table_->find("eth0", "198.51.100.50/24")->label, "eth0:web");
-  EXPECT_EQ(logged(VipLogLevel::kWarning,
+  EXPECT_EQ(logged(LogLevel::kWarning,
                    "VIP 198.51.100.50/24 on eth0 was removed behind tandem's back; restored"),
             1u)
       << allLines();
@@ -333,7 +333,7 @@ TEST_F(VipResourceTest, ChainStartsMonitorsAndStopsVips) {
   chain.monitorAll(record);
   sim.advance(0ms);
   EXPECT_TRUE(table_->find("eth1", "2001:db8::50/64"));
-  EXPECT_EQ(logged(VipLogLevel::kWarning,
+  EXPECT_EQ(logged(LogLevel::kWarning,
                    "VIP 2001:db8::50/64 on eth1 was removed behind tandem's back; restored"),
             1u)
       << allLines();
@@ -368,7 +368,7 @@ TEST(MakeVipResources, OneResourcePerVipOnThisNodesInterfacesInConfigOrder) {
     return std::shared_ptr<AddressTable>(table);
   };
   std::vector<std::string> lines;
-  VipLog log = [&](VipLogLevel, const std::string& l) { lines.push_back(l); };
+  VipLog log = [&](LogLevel, const std::string& l) { lines.push_back(l); };
 
   auto a = makeVipResources(twoNodes(), "a", open, log);
   ASSERT_TRUE(a) << a.error().message;

@@ -92,20 +92,6 @@ int usage(const char* why) {
   return 2;
 }
 
-const char* levelName(IpvsLogLevel l) {
-  switch (l) {
-    case IpvsLogLevel::kError:
-      return "error";
-    case IpvsLogLevel::kWarning:
-      return "warning";
-    case IpvsLogLevel::kNotice:
-      return "notice";
-    case IpvsLogLevel::kInfo:
-      return "info";
-  }
-  return "?";
-}
-
 // Loads and validates a config, timing it (load_ms); on errors prints every diagnostic and a
 // line naming the file, and returns nothing.
 std::optional<config::Config> loadTimed(const std::string& path, const config::FileSystem& fs,
@@ -229,8 +215,8 @@ int main(int argc, char** argv) {
   }
   NetlinkKernel& kernel = **opened;
 
-  Reconciler reconciler(d, kernel, [](IpvsLogLevel level, const std::string& line) {
-    std::cerr << "ipvs_apply: " << levelName(level) << ": " << line << "\n";
+  Reconciler reconciler(d, kernel, [](LogLevel level, const std::string& line) {
+    std::cerr << "ipvs_apply: " << logLevelName(level) << ": " << line << "\n";
   });
   const uint64_t before = kernel.writes();
   t = Clock::now();
