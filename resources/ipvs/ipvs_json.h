@@ -18,7 +18,6 @@ struct IpvsView {
 // Each service with its destinations and counters, in the table's order. What tandem knows
 // comes from cfg: a service's name and whether it is managed, each real server's health ("up"
 // when it has no check, "unknown" while checks do not run, "fallback" for the sorry server).
-nlohmann::json ipvsJson(const Table& table, const config::Config& cfg,
-                        const IpvsView& view);
+nlohmann::json ipvsJson(const Table& table, const config::Config& cfg, const IpvsView& view);
 
 }  // namespace tandem::resources::ipvs
