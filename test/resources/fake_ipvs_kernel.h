@@ -48,7 +48,7 @@ class FakeIpvsKernel final : public Kernel {
     ++dumps_;
     later(
         "list the IPVS services",
-        [this, done = std::move(done)]() mutable {
+        [this, done]() mutable {
           if (fail_dumps_ > 0) {
             --fail_dumps_;
             done(fail(ErrorCode::kIo, "dump failed (injected)"));
@@ -65,7 +65,7 @@ class FakeIpvsKernel final : public Kernel {
     max_in_flight_ = std::max(max_in_flight_, in_flight_);
     later(
         "cannot " + op.toString(),
-        [this, op, done = std::move(done)]() mutable {
+        [this, op, done]() mutable {
           --in_flight_;
           done(answer(op));
         },
@@ -77,13 +77,13 @@ class FakeIpvsKernel final : public Kernel {
 
   void timeouts(resources::ipvs::KernelDone<Timeouts> done) override {
     later(
-        "read the IPVS timeouts", [this, done = std::move(done)]() mutable { done(timeouts_); },
+        "read the IPVS timeouts", [this, done]() mutable { done(timeouts_); },
         [done](Error e) mutable { done(fail(std::move(e))); });
   }
   void setTimeouts(const Timeouts& t, resources::ipvs::KernelDone<void> done) override {
     later(
         "cannot set the IPVS timeouts",
-        [this, t, done = std::move(done)]() mutable {
+        [this, t, done]() mutable {
           if (t.tcp) timeouts_.tcp = t.tcp;
           if (t.tcpfin) timeouts_.tcpfin = t.tcpfin;
           if (t.udp) timeouts_.udp = t.udp;
@@ -250,7 +250,9 @@ class FakeIpvsKernel final : public Kernel {
     return r;
   }
 
-  // Runs answer now (no dispatcher) or when due; a silent kernel times out instead.
+  // Runs answer now (no dispatcher) or when due; a silent kernel times out instead. Both
+  // callbacks hold their own copy of the caller's completion: they are built as arguments of
+  // one call, whose evaluation order C++ leaves open, so neither may move it away.
   void later(std::string what, std::function<void()> answer, std::function<void(Error)> timeout) {
     if (dispatcher_ == nullptr) {
       answer();
