@@ -86,28 +86,20 @@ Result<void> Director::start() {
                                                   [this](election::Role r) { onRole(r); });
     subsystems_ = buildSubsystems(platform_, options_.node_name);
   }
-  auto each = [this](const std::function<void(resources::Subsystem&)>& f) {
-    if (cluster_) f(*cluster_);
-    for (auto& s : subsystems_) f(*s);
-  };
-  Result<void> prepared;
-  each([&](resources::Subsystem& s) {
-    if (!prepared) return;
-    if (auto p = s.prepare(*config_, nullptr); !p) {
-      prepared = fail(p.error().code, std::string(s.name()) + ": " + p.error().message);
-    }
-  });
+  Result<void> prepared = prepareAll(nullptr);
   const config::ReloadDiff none;
   if (prepared) {
-    each([&](resources::Subsystem& s) {
-      s.configure(*config_, nullptr, none);
-      s.registerCommands(*this);
-    });
+    for (resources::Subsystem* s : parts()) {
+      s->configure(*config_, nullptr, none);
+      s->registerCommands(*this);
+    }
     if (cluster_) applyHeld();
-    each([&](resources::Subsystem& s) {
-      if (!prepared) return;
-      if (auto st = s.start(); !st) prepared = fail(st.error());
-    });
+    for (resources::Subsystem* s : parts()) {
+      if (auto st = s->start(); !st) {
+        prepared = fail(st.error());
+        break;
+      }
+    }
   }
   if (prepared && options_.with_cluster) {
     auto admin = platform_.serveAdmin(
@@ -142,6 +134,25 @@ Result<void> Director::start() {
   return {};
 }
 
+std::vector<resources::Subsystem*> Director::parts() {
+  std::vector<resources::Subsystem*> all;
+  if (cluster_) all.push_back(cluster_.get());
+  for (auto& s : subsystems_) all.push_back(s.get());
+  return all;
+}
+
+Result<void> Director::prepareAll(const config::Config* next) {
+  // At start the running config is the one being prepared; at reload, the new one is.
+  const config::Config& cfg = next ? *next : *config_;
+  const config::Config* running = next ? &*config_ : nullptr;
+  for (resources::Subsystem* s : parts()) {
+    if (auto p = s->prepare(cfg, running); !p) {
+      return fail(p.error().code, std::string(s->name()) + ": " + p.error().message);
+    }
+  }
+  return {};
+}
+
 void Director::applyHeld() {
   std::vector<resources::HeldResource> held;
   auto collect = [&held](resources::Subsystem& s) {
@@ -149,8 +160,7 @@ void Director::applyHeld() {
       if (h.resource) held.push_back(std::move(h));
     }
   };
-  collect(*cluster_);
-  for (auto& s : subsystems_) collect(*s);
+  for (resources::Subsystem* s : parts()) collect(*s);
   cluster_->setResources(resources::inTakeoverOrder(std::move(held)));
 }
 
@@ -204,16 +214,9 @@ void Director::reloadConfig() {
     return;
   }
   // Everything that can fail is tried before anything changes.
-  for (resources::Subsystem* s : [&] {
-         std::vector<resources::Subsystem*> all;
-         if (cluster_) all.push_back(cluster_.get());
-         for (auto& x : subsystems_) all.push_back(x.get());
-         return all;
-       }()) {
-    if (auto p = s->prepare(next, &*config_); !p) {
-      refuseReload(std::string(s->name()) + ": " + p.error().message, 0);
-      return;
-    }
+  if (auto p = prepareAll(&next); !p) {
+    refuseReload(p.error().message, 0);
+    return;
   }
   if (admin_ && diff.changed("control")) {
     if (auto g = admin_->setGroup(next.control.group); !g) {
@@ -225,8 +228,7 @@ void Director::reloadConfig() {
   config_ = std::move(next);
   ++generation_;
   applyLogLevel();
-  if (cluster_) cluster_->configure(*config_, &running, diff);
-  for (auto& s : subsystems_) s->configure(*config_, &running, diff);
+  for (resources::Subsystem* s : parts()) s->configure(*config_, &running, diff);
   if (cluster_) applyHeld();
   logger.log(LogLevel::kNotice,
              "config reloaded " + runningContext() + " " + kv("changed", diff.changedSections()));

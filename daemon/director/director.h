@@ -80,6 +80,10 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   void add(std::string name, resources::CommandHandler handler) override;
   Result<nlohmann::json> command(const std::string& name, const nlohmann::json& args);
 
+  // The cluster, then the registry's parts: the order they are prepared, configured, started.
+  std::vector<resources::Subsystem*> parts();
+  // Tries what can fail for next (null: the config start() loaded) in every part.
+  [[nodiscard]] Result<void> prepareAll(const config::Config* next);
   void onRole(election::Role role);
   void applyHeld();
   void finishStop();
