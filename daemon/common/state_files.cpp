@@ -64,14 +64,14 @@ Result<void> PosixStateFiles::makeDirectory(const std::string& path) {
   return {};
 }
 
-Result<std::optional<std::string>> PosixStateFiles::read(const std::string& path) const {
+Result<std::optional<std::string>> readSmallFile(const std::string& path, size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return std::optional<std::string>();
     return fail(errnoError(errno, "cannot open " + path));
   }
   std::string out;
-  char buf[4096];
+  char buf[8192];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
@@ -82,13 +82,18 @@ Result<std::optional<std::string>> PosixStateFiles::read(const std::string& path
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
-    if (out.size() > kMaxStateFile) {
+    if (out.size() > max_bytes) {
       ::close(fd);
-      return fail(ErrorCode::kInvalidArgument, path + " is larger than a state file can be");
+      return fail(ErrorCode::kInvalidArgument,
+                  path + " is larger than " + std::to_string(max_bytes) + " bytes");
     }
   }
   ::close(fd);
   return std::optional<std::string>(std::move(out));
+}
+
+Result<std::optional<std::string>> PosixStateFiles::read(const std::string& path) const {
+  return readSmallFile(path, kMaxStateFile);
 }
 
 Result<void> PosixStateFiles::remove(const std::string& path) {

@@ -31,6 +31,11 @@ class StateFiles {
 [[nodiscard]] Result<void> writeFileAtomically(const std::string& path, const std::string& contents,
                                                unsigned mode = 0644);
 
+// Reads a whole small file (O_NOFOLLOW): nullopt when there is none, an error naming the path
+// when it is larger than max_bytes or cannot be read.
+[[nodiscard]] Result<std::optional<std::string>> readSmallFile(const std::string& path,
+                                                               size_t max_bytes);
+
 class PosixStateFiles final : public StateFiles {
  public:
   Result<void> makeDirectory(const std::string& path) override;

@@ -1,8 +1,4 @@
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 
 #include "common/state_files.h"
 #include "ipvs/owned_services.h"
@@ -14,33 +10,7 @@ namespace {
 constexpr size_t kMaxBytes = 4 << 20;
 }  // namespace
 
-Result<std::optional<std::string>> OwnedFile::read() {
-  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::optional<std::string>();
-    return fail(errnoError(errno, "cannot open " + path_));
-  }
-  std::string text;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return fail(errnoError(err, "cannot read " + path_));
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > kMaxBytes) {
-      ::close(fd);
-      return fail(ErrorCode::kInvalidArgument,
-                  path_ + " is larger than " + std::to_string(kMaxBytes) + " bytes");
-    }
-  }
-  ::close(fd);
-  return std::optional<std::string>(std::move(text));
-}
+Result<std::optional<std::string>> OwnedFile::read() { return readSmallFile(path_, kMaxBytes); }
 
 Result<void> OwnedFile::write(const std::string& text) {
   const size_t slash = path_.rfind('/');

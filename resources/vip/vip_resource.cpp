@@ -210,6 +210,18 @@ bool VipResource::present() const {
   return *seen_;
 }
 
+Result<void> validateVip(const config::Vip& vip) {
+  if (vip.label.empty()) return {};
+  if (vip.address.address.family != Family::kInet) {
+    return fail(ErrorCode::kInvalidArgument,
+                "VIP " + vip.address.toString() + ": labels are for IPv4 addresses only");
+  }
+  if (auto r = rtnl::validateLabel(vip.label, vip.interface); !r) {
+    return fail(r.error().code, "VIP " + vip.address.toString() + ": " + r.error().message);
+  }
+  return {};
+}
+
 Result<std::vector<std::unique_ptr<Resource>>> makeVipResources(const config::Config& cfg,
                                                                 std::string_view node_name,
                                                                 const AddressTableFactory& open,
@@ -232,15 +244,7 @@ Result<std::vector<std::unique_ptr<Resource>>> makeVipResources(const config::Co
       }
       continue;
     }
-    if (!vip.label.empty()) {
-      if (vip.address.address.family != Family::kInet) {
-        return fail(ErrorCode::kInvalidArgument,
-                    "VIP " + vip.address.toString() + ": labels are for IPv4 addresses only");
-      }
-      if (auto r = rtnl::validateLabel(vip.label, vip.interface); !r) {
-        return fail(r.error().code, "VIP " + vip.address.toString() + ": " + r.error().message);
-      }
-    }
+    if (auto valid = validateVip(vip); !valid) return fail(valid.error());
     if (!table) {
       auto t = open();
       if (!t) return fail(t.error());

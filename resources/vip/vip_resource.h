@@ -65,6 +65,10 @@ class VipResource final : public Resource {
   mutable std::optional<bool> seen_;
 };
 
+// What the kernel would refuse of a [[vip]] before any request: a label on an IPv6 address, or
+// one the kernel does not accept for the interface.
+[[nodiscard]] Result<void> validateVip(const config::Vip& vip);
+
 // Opens the kernel's address table when the first VIP needs it.
 using AddressTableFactory = std::function<Result<std::shared_ptr<AddressTable>>()>;
 

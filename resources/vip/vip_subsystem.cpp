@@ -27,15 +27,7 @@ Result<std::vector<config::Vip>> VipSubsystem::mine(const config::Config& next) 
         node->interfaces.end()) {
       continue;
     }
-    if (!vip.label.empty()) {
-      if (vip.address.address.family != Family::kInet) {
-        return fail(ErrorCode::kInvalidArgument,
-                    "VIP " + vip.address.toString() + ": labels are for IPv4 addresses only");
-      }
-      if (auto r = rtnl::validateLabel(vip.label, vip.interface); !r) {
-        return fail(r.error().code, "VIP " + vip.address.toString() + ": " + r.error().message);
-      }
-    }
+    if (auto valid = validateVip(vip); !valid) return fail(valid.error());
     out.push_back(vip);
   }
   return out;

@@ -422,30 +422,6 @@ class FakePlatform final : public platform::Platform {
  private:
   void note(const std::string& what) { world_.note(node_, what); }
 
-  // The director owns what openIpvs returns; the table itself outlives it, as the kernel's
-  // does a daemon.
-  class KernelView final : public resources::ipvs::Kernel {
-   public:
-    explicit KernelView(resources::ipvs::Kernel& k) : k_(k) {}
-    void dump(resources::ipvs::KernelDone<resources::ipvs::Table> done) override {
-      k_.dump(std::move(done));
-    }
-    void apply(const resources::ipvs::Op& op, resources::ipvs::KernelDone<void> done) override {
-      k_.apply(op, std::move(done));
-    }
-    void timeouts(resources::ipvs::KernelDone<resources::ipvs::Timeouts> done) override {
-      k_.timeouts(std::move(done));
-    }
-    void setTimeouts(const resources::ipvs::Timeouts& t,
-                     resources::ipvs::KernelDone<void> done) override {
-      k_.setTimeouts(t, std::move(done));
-    }
-    uint64_t writes() const override { return k_.writes(); }
-
-   private:
-    resources::ipvs::Kernel& k_;
-  };
-
   FakeWorld& world_;
   std::string node_;
   uint32_t nodeid_;

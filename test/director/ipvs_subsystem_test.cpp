@@ -56,28 +56,7 @@ const ServiceKey kWeb{Family::kInet, IPPROTO_TCP, ip("198.51.100.50"), 80, 0};
 const DestKey kRs1{ip("203.0.113.21"), 80};
 const DestKey kRs2{ip("203.0.113.22"), 80};
 
-// Hands the manager a kernel that forwards to the test's fake, so the test keeps looking at it.
-class SharedKernel final : public Kernel {
- public:
-  explicit SharedKernel(FakeIpvsKernel& k) : k_(k) {}
-  void dump(resources::ipvs::KernelDone<resources::ipvs::Table> done) override {
-    k_.dump(std::move(done));
-  }
-  void apply(const Op& op, resources::ipvs::KernelDone<void> done) override {
-    k_.apply(op, std::move(done));
-  }
-  void timeouts(resources::ipvs::KernelDone<resources::ipvs::Timeouts> done) override {
-    k_.timeouts(std::move(done));
-  }
-  void setTimeouts(const resources::ipvs::Timeouts& t,
-                   resources::ipvs::KernelDone<void> done) override {
-    k_.setTimeouts(t, std::move(done));
-  }
-  uint64_t writes() const override { return k_.writes(); }
-
- private:
-  FakeIpvsKernel& k_;
-};
+using SharedKernel = fakes::KernelView;
 
 class IpvsSubsystemTest : public ::testing::Test {
  protected:

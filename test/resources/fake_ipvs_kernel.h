@@ -332,4 +332,25 @@ class FakeIpvsKernel final : public Kernel {
   std::vector<Op> applied_;
 };
 
+// Hands the code under test a kernel that forwards to a fake the test keeps looking at (the
+// code owns what it opens; the table outlives it, as the kernel's does a daemon).
+class KernelView final : public Kernel {
+ public:
+  explicit KernelView(Kernel& k) : k_(k) {}
+  void dump(resources::ipvs::KernelDone<Table> done) override { k_.dump(std::move(done)); }
+  void apply(const Op& op, resources::ipvs::KernelDone<void> done) override {
+    k_.apply(op, std::move(done));
+  }
+  void timeouts(resources::ipvs::KernelDone<Timeouts> done) override {
+    k_.timeouts(std::move(done));
+  }
+  void setTimeouts(const Timeouts& t, resources::ipvs::KernelDone<void> done) override {
+    k_.setTimeouts(t, std::move(done));
+  }
+  uint64_t writes() const override { return k_.writes(); }
+
+ private:
+  Kernel& k_;
+};
+
 }  // namespace tandem::fakes
