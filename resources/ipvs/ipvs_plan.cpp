@@ -20,8 +20,9 @@ std::vector<const Destination*> sortedDests(const ServiceState& s) {
   std::vector<const Destination*> v;
   v.reserve(s.destinations.size());
   for (const auto& d : s.destinations) v.push_back(&d.dest);
-  std::sort(v.begin(), v.end(),
-            [](const Destination* a, const Destination* b) { return a->key < b->key; });
+  auto by_key = [](const Destination* a, const Destination* b) { return a->key < b->key; };
+  // Mostly sorted already (dumps and desiredTable are): checking is the cheaper half.
+  if (!std::is_sorted(v.begin(), v.end(), by_key)) std::sort(v.begin(), v.end(), by_key);
   return v;
 }
 
@@ -80,14 +81,24 @@ bool sameService(const Service& a, const Service& b) {
 
 std::vector<Op> plan(const Table& desired, const Table& actual, bool manage_all,
                      const std::set<ServiceKey>& retired) {
-  std::map<ServiceKey, const ServiceState*> have;
-  for (const auto& s : actual.services) have.emplace(s.service.key, &s);
-  std::map<ServiceKey, const ServiceState*> want;
-  for (const auto& s : desired.services) want.emplace(s.service.key, &s);
-
   std::vector<Op> ops;
-  for (const auto& [key, ws] : want) {
-    const ServiceState* hs = findService(have, key);
+  Planner(desired, actual, manage_all, retired).next(desired.services.size(), ops);
+  return ops;
+}
+
+Planner::Planner(const Table& desired, const Table& actual, bool manage_all,
+                 const std::set<ServiceKey>& retired)
+    : manage_all_(manage_all), retired_(retired) {
+  for (const auto& s : actual.services) have_.emplace(s.service.key, &s);
+  for (const auto& s : desired.services) want_.emplace(s.service.key, &s);
+  at_ = want_.begin();
+}
+
+bool Planner::next(size_t services, std::vector<Op>& ops) {
+  if (done_) return true;
+  for (size_t n = 0; n < services && at_ != want_.end(); ++n, ++at_) {
+    const ServiceState* ws = at_->second;
+    const ServiceState* hs = findService(have_, at_->first);
     if (hs == nullptr) {
       ops.push_back(serviceOp(Op::Kind::kAddService, ws->service));
     } else if (!sameService(ws->service, hs->service)) {
@@ -95,13 +106,15 @@ std::vector<Op> plan(const Table& desired, const Table& actual, bool manage_all,
     }
     planDests(*ws, hs, ops);
   }
-  for (const auto& [key, hs] : have) {
-    if (want.count(key) != 0) continue;
-    if (manage_all || retired.count(key) != 0) {
+  if (at_ != want_.end()) return false;
+  for (const auto& [key, hs] : have_) {
+    if (want_.count(key) != 0) continue;
+    if (manage_all_ || retired_.count(key) != 0) {
       ops.push_back(serviceOp(Op::Kind::kDelService, hs->service));
     }
   }
-  return ops;
+  done_ = true;
+  return true;
 }
 
 void applyOp(Table& table, const Op& op) {

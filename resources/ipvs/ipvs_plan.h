@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <set>
 #include <vector>
 
@@ -33,6 +34,28 @@ namespace tandem::resources::ipvs {
 // netmask of 0 equals the whole address. Neither table needs to be sorted.
 std::vector<Op> plan(const Table& desired, const Table& actual, bool manage_all,
                      const std::set<ServiceKey>& retired = {});
+
+// plan() in steps, for a caller that must not hold its loop for a whole table: the same requests
+// in the same order, a few desired services at a time. The tables and retired are referenced,
+// not copied, and must not change until done() (sending nothing before the plan is complete
+// keeps them so).
+class Planner {
+ public:
+  Planner(const Table& desired, const Table& actual, bool manage_all,
+          const std::set<ServiceKey>& retired);
+  // Appends the requests of up to `services` more desired services to ops; after the last one,
+  // the deletions of services. True when the plan is complete.
+  bool next(size_t services, std::vector<Op>& ops);
+  bool done() const { return done_; }
+
+ private:
+  bool manage_all_;
+  const std::set<ServiceKey>& retired_;
+  std::map<ServiceKey, const ServiceState*> have_;
+  std::map<ServiceKey, const ServiceState*> want_;
+  std::map<ServiceKey, const ServiceState*>::const_iterator at_;
+  bool done_ = false;
+};
 
 // The table after the kernel carried out op (which it acknowledged): what the reconciler expects
 // the kernel to hold without dumping it. A service or destination the op names but the table

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cassert>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "ipvs/ipvs_plan.h"
@@ -42,24 +43,43 @@ bool retryable(const Error& e) {
 // table) is logged as counts.
 constexpr size_t kOpsLoggedOneByOne = 20;
 
-std::string summary(const std::vector<Op>& ops) {
-  size_t n[6] = {};
-  for (const Op& op : ops) ++n[static_cast<size_t>(op.kind)];
-  return "applied " + std::to_string(ops.size()) + " IPVS changes: services +" +
+// What a pass applied: the first changes themselves, for the log, and how many of each kind.
+// Not a copy of each: a first apply acknowledges 11,000 of them on the loop.
+struct Applied {
+  std::vector<Op> first;
+  size_t count[6] = {};
+  size_t total = 0;
+  void add(const Op& op) {
+    if (first.size() <= kOpsLoggedOneByOne) first.push_back(op);
+    ++count[static_cast<size_t>(op.kind)];
+    ++total;
+  }
+};
+
+std::string summary(const Applied& applied) {
+  const size_t* n = applied.count;
+  return "applied " + std::to_string(applied.total) + " IPVS changes: services +" +
          std::to_string(n[0]) + " ~" + std::to_string(n[1]) + " -" + std::to_string(n[2]) +
          ", real servers +" + std::to_string(n[3]) + " ~" + std::to_string(n[4]) + " -" +
          std::to_string(n[5]);
 }
 
+// Sorts t into key order. The tables it is handed mostly are (a netlink dump, desiredTable), and
+// checking costs a fraction of sorting: this runs on the loop, over 11,000 entries.
 void sortTable(Table& t) {
-  std::sort(t.services.begin(), t.services.end(), [](const ServiceState& a, const ServiceState& b) {
+  auto by_service = [](const ServiceState& a, const ServiceState& b) {
     return a.service.key < b.service.key;
-  });
+  };
+  auto by_dest = [](const DestinationState& a, const DestinationState& b) {
+    return a.dest.key < b.dest.key;
+  };
+  if (!std::is_sorted(t.services.begin(), t.services.end(), by_service)) {
+    std::sort(t.services.begin(), t.services.end(), by_service);
+  }
   for (auto& s : t.services) {
-    std::sort(s.destinations.begin(), s.destinations.end(),
-              [](const DestinationState& a, const DestinationState& b) {
-                return a.dest.key < b.dest.key;
-              });
+    if (!std::is_sorted(s.destinations.begin(), s.destinations.end(), by_dest)) {
+      std::sort(s.destinations.begin(), s.destinations.end(), by_dest);
+    }
   }
 }
 
@@ -110,12 +130,13 @@ struct Reconciler::Run {
   std::set<ServiceKey> retired;
   bool incremental = false;
   ReconcileReport report;
-  std::vector<Op> done_ops;
+  Applied done_ops;
   std::vector<std::string> drift;
   bool drift_checked = false;
   int attempt = 0;
-  Table dumped;
-  bool have_dump = false;
+  // The next step after a dump, run from a fresh loop iteration (see onDumped).
+  void (Reconciler::*step)() = nullptr;
+  std::optional<Planner> planner;  // while the plan is being made
   std::vector<Op> ops;
   size_t next = 0;  // the next op of ops to send
   size_t in_flight = 0;
@@ -137,6 +158,11 @@ Reconciler::Reconciler(loop::Dispatcher& dispatcher, Kernel& kernel, IpvsLog log
     run_->yielding = false;
     run_->sent_in_slice = 0;
     pump();
+  });
+  step_ = dispatcher_.createTimer([this] {
+    if (!run_ || run_->step == nullptr) return;
+    auto step = std::exchange(run_->step, nullptr);
+    (this->*step)();
   });
   loadOwned();
 }
@@ -226,8 +252,7 @@ void Reconciler::startAttempt() {
   run.next = 0;
   run.window = 1;
   if (run.incremental && run.attempt == 0) {
-    run.ops = plan(run.desired, *last_applied_, run.manage_all, run.retired);
-    pump();
+    startPlan(*last_applied_);
     return;
   }
   kernel_.dump(guard<Table>([this](Result<Table> t) { onDumped(std::move(t)); }));
@@ -246,17 +271,51 @@ void Reconciler::onDumped(Result<Table> dumped) {
     finish(fail(std::move(e)));
     return;
   }
-  run.dumped = std::move(*dumped);
-  run.have_dump = true;
+  kernel_table_ = std::move(*dumped);
+  // What follows a dump of 11,000 rules costs milliseconds natively and tens of them under
+  // emulation: each step runs from a loop iteration of its own, after the heartbeats due.
+  nextStep(&Reconciler::sortAndCheckDrift);
+}
+
+void Reconciler::nextStep(void (Reconciler::*step)()) {
+  run_->step = step;
+  step_->arm(Millis(0));
+}
+
+void Reconciler::sortAndCheckDrift() {
+  Run& run = *run_;
   // In key order (NetlinkKernel dumps so; a fake need not), so that applyOp can follow the
-  // acknowledged requests.
-  kernel_table_ = run.dumped;
+  // acknowledged requests, and findDrift can walk it beside last_applied_.
   sortTable(*kernel_table_);
   if (!run.drift_checked) {
-    run.drift = findDrift(run.dumped, last_applied_ ? &*last_applied_ : nullptr, run.wanted);
+    run.drift = findDrift(*kernel_table_, last_applied_ ? &*last_applied_ : nullptr, run.wanted);
     run.drift_checked = true;
   }
-  run.ops = plan(run.desired, run.dumped, run.manage_all, run.retired);
+  nextStep(&Reconciler::planAgainstDump);
+}
+
+void Reconciler::planAgainstDump() { startPlan(*kernel_table_); }
+
+void Reconciler::startPlan(const Table& actual) {
+  Run& run = *run_;
+  run.ops.clear();
+  // Room for the largest likely plan (everything added, every service of actual deleted), so
+  // that the steps do not copy a growing vector of 11,000 requests.
+  size_t most = actual.services.size();
+  for (const auto& svc : run.desired.services) most += 1 + svc.destinations.size();
+  run.ops.reserve(most);
+  run.planner.emplace(run.desired, actual, run.manage_all, run.retired);
+  planSome();
+}
+
+void Reconciler::planSome() {
+  Run& run = *run_;
+  // Nothing is sent until the plan is complete: the table it reads stays as it was.
+  if (!run.planner->next(kPlanServicesPerStep, run.ops)) {
+    nextStep(&Reconciler::planSome);
+    return;
+  }
+  run.planner.reset();
   pump();
 }
 
@@ -284,9 +343,9 @@ void Reconciler::pump() {
       const size_t i = run.next++;
       ++run.in_flight;
       ++run.sent_in_slice;
+      // ops stays as it is until the attempt is done: onAnswer may take it by reference.
       kernel_.apply(run.ops[i], guard<void>([this, i](Result<void> r) {
-                      const Op op = run_->ops[i];
-                      onAnswer(op, std::move(r));
+                      onAnswer(run_->ops[i], std::move(r));
                     }));
       if (alive.expired() || gen != generation_ || !run_) return;
     }
@@ -302,7 +361,7 @@ void Reconciler::onAnswer(const Op& op, Result<void> r) {
   --run.in_flight;
   if (r) {
     ++run.report.applied;
-    run.done_ops.push_back(op);
+    run.done_ops.add(op);
     if (run.incremental && last_applied_) applyOp(*last_applied_, op);
     if (kernel_table_) applyOp(*kernel_table_, op);
     if (op.kind == Op::Kind::kDelService) owned_.erase(op.service.key);
@@ -335,8 +394,8 @@ void Reconciler::attemptDone() {
     return;
   }
   auto log_done = [&] {
-    if (run.done_ops.size() <= kOpsLoggedOneByOne) {
-      for (const Op& d : run.done_ops) log(LogLevel::kNotice, describe(d));
+    if (run.done_ops.total <= kOpsLoggedOneByOne) {
+      for (const Op& d : run.done_ops.first) log(LogLevel::kNotice, describe(d));
     } else {
       log(LogLevel::kNotice, summary(run.done_ops));
     }
@@ -378,6 +437,7 @@ void Reconciler::finish(Result<ReconcileReport> r) {
   run_.reset();
   ++generation_;
   yield_->cancel();
+  step_->cancel();
   if (done) done(std::move(r));
 }
 
@@ -387,6 +447,7 @@ void Reconciler::cancel() {
   if (!run_) return;
   run_.reset();
   yield_->cancel();
+  step_->cancel();
   // Abandoned halfway: what the kernel holds is known again only from a dump.
   last_applied_.reset();
   kernel_table_.reset();
@@ -394,42 +455,48 @@ void Reconciler::cancel() {
 
 std::vector<std::string> Reconciler::findDrift(const Table& actual, const Table* base,
                                                const std::set<ServiceKey>& wanted) const {
+  // Both tables are in key order: one walk beside each other, and a string only for what
+  // differs (a monitor pass over 11,000 rules in sync builds none).
   std::vector<std::string> found;
   if (base == nullptr) return found;
-  std::map<ServiceKey, const ServiceState*> have;
-  for (const auto& s : actual.services) have.emplace(s.service.key, &s);
+  auto theirs_it = actual.services.begin();
   for (const auto& mine : base->services) {
-    if (wanted.count(mine.service.key) == 0) continue;  // leaving anyway: nothing to restore
-    const std::string svc = serviceName(mine.service.key);
-    auto it = have.find(mine.service.key);
-    if (it == have.end()) {
-      found.push_back("virtual service " + svc + " was deleted behind tandem's back (ipvsadm -D?)");
+    const ServiceKey& key = mine.service.key;
+    while (theirs_it != actual.services.end() && theirs_it->service.key < key) ++theirs_it;
+    if (wanted.count(key) == 0) continue;  // leaving anyway: nothing to restore
+    if (theirs_it == actual.services.end() || !(theirs_it->service.key == key)) {
+      found.push_back("virtual service " + serviceName(key) +
+                      " was deleted behind tandem's back (ipvsadm -D?)");
       continue;
     }
-    const ServiceState& theirs = *it->second;
+    const ServiceState& theirs = *theirs_it;
     if (!sameService(mine.service, theirs.service)) {
       found.push_back(
-          "virtual service " + svc + " was changed behind tandem's back (ipvsadm -E?): " +
-          serviceFields(theirs.service) + ", tandem set " + serviceFields(mine.service));
+          "virtual service " + serviceName(key) +
+          " was changed behind tandem's back (ipvsadm -E?): " + serviceFields(theirs.service) +
+          ", tandem set " + serviceFields(mine.service));
     }
-    std::map<DestKey, const Destination*> dests;
-    for (const auto& d : theirs.destinations) dests.emplace(d.dest.key, &d.dest);
-    for (const auto& d : mine.destinations) {
-      auto dt = dests.find(d.dest.key);
-      const std::string rs = "real server " + destName(d.dest.key) + " of " + svc;
-      if (dt == dests.end()) {
-        found.push_back(rs + " was removed behind tandem's back (ipvsadm -d?)");
-        continue;
+    auto m = mine.destinations.begin();
+    auto t = theirs.destinations.begin();
+    while (m != mine.destinations.end() || t != theirs.destinations.end()) {
+      if (t == theirs.destinations.end() ||
+          (m != mine.destinations.end() && m->dest.key < t->dest.key)) {
+        found.push_back("real server " + destName(m->dest.key) + " of " + serviceName(key) +
+                        " was removed behind tandem's back (ipvsadm -d?)");
+        ++m;
+      } else if (m == mine.destinations.end() || t->dest.key < m->dest.key) {
+        found.push_back("real server " + destName(t->dest.key) + " was added to " +
+                        serviceName(key) + " behind tandem's back (ipvsadm -a?)");
+        ++t;
+      } else {
+        if (!(t->dest == m->dest)) {
+          found.push_back("real server " + destName(m->dest.key) + " of " + serviceName(key) +
+                          " was changed behind tandem's back (ipvsadm -e?): " +
+                          destFields(t->dest) + ", tandem set " + destFields(m->dest));
+        }
+        ++m;
+        ++t;
       }
-      if (!(*dt->second == d.dest)) {
-        found.push_back(rs + " was changed behind tandem's back (ipvsadm -e?): " +
-                        destFields(*dt->second) + ", tandem set " + destFields(d.dest));
-      }
-      dests.erase(dt);
-    }
-    for (const auto& [key, d] : dests) {
-      found.push_back("real server " + destName(key) + " was added to " + svc +
-                      " behind tandem's back (ipvsadm -a?)");
     }
   }
   return found;
@@ -488,6 +555,7 @@ void IpvsReconcileLoop::configure(const config::Config& cfg) {
   const bool verify = !config_ || config_->ipvs.monitor_interval != cfg.ipvs.monitor_interval ||
                       config_->ipvs.manage != cfg.ipvs.manage;
   config_ = cfg;
+  desired_ = desiredTable(*config_, health_);
   pass(verify ? Pass::kVerify : Pass::kChange);
 }
 
@@ -497,8 +565,9 @@ void IpvsReconcileLoop::setHealth(const std::string& virtual_server, const Endpo
   health_.set(virtual_server, real_server, up);
   if (!config_) return;
   Table next = desiredTable(*config_, health_);
-  if (plan(next, desired_, false).empty()) return;  // e.g. a server with no service
-  pass(Pass::kChange);
+  const bool changed = !plan(next, desired_, false).empty();  // not for a server of no service
+  desired_ = std::move(next);
+  if (changed) pass(Pass::kChange);
 }
 
 void IpvsReconcileLoop::reconcileNow() {
@@ -523,7 +592,8 @@ void IpvsReconcileLoop::pass(Pass kind) {
     return;
   }
   running_ = true;
-  desired_ = desiredTable(*config_, health_);
+  // desired_ follows configure() and setHealth(): a monitor pass does not rebuild 11,000 rules
+  // from the config on the loop.
   const Timeouts want = desiredTimeouts(config_->ipvs);
   reconciler_.reconcile(desired_, config_->ipvs.manage == config::IpvsManage::kAll, kind,
                         [this, kind, want](Result<ReconcileReport> r) {

@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "ipvs/ipvs_desired.h"
 #include "ipvs/ipvs_model.h"
+#include "ipvs/ipvs_plan.h"
 #include "ipvs/owned_services.h"
 #include "loop/dispatcher.h"
 
@@ -70,6 +71,9 @@ class Reconciler {
   static constexpr int kMaxReplans = 3;
   static constexpr size_t kMaxInFlight = 32;
   static constexpr size_t kSliceRequests = 256;
+  // Desired services planned per loop iteration (x 10 real servers: about kSliceRequests' worth
+  // of planning, a millisecond or two natively and tens under the VM's emulation).
+  static constexpr size_t kPlanServicesPerStep = 100;
 
   using ReconcileDone = std::function<void(Result<ReconcileReport>)>;
   using TimeoutsDone = std::function<void(Result<void>)>;
@@ -104,7 +108,7 @@ class Reconciler {
   struct Run;
 
   // How the kernel differs from what tandem last applied, for the services it still wants:
-  // one line each, naming what it looks like someone did.
+  // one line each, naming what it looks like someone did. Both tables in key order.
   // base: what the kernel should hold (null: nothing known, no drift).
   std::vector<std::string> findDrift(const Table& actual, const Table* base,
                                      const std::set<ServiceKey>& wanted) const;
@@ -114,6 +118,14 @@ class Reconciler {
 
   void startAttempt();
   void onDumped(Result<Table> dumped);
+  // Runs step from a fresh loop iteration (one step at a time; finish() and cancel() drop it).
+  void nextStep(void (Reconciler::*step)());
+  void sortAndCheckDrift();
+  void planAgainstDump();
+  // Plans the pass against actual, kPlanServicesPerStep desired services per loop iteration,
+  // then sends it.
+  void startPlan(const Table& actual);
+  void planSome();
   void pump();
   void onAnswer(const Op& op, Result<void> r);
   void attemptDone();
@@ -138,6 +150,7 @@ class Reconciler {
   uint64_t generation_ = 0;  // of the running pass; answers for an older one are ignored
   bool timeouts_running_ = false;
   std::unique_ptr<loop::Timer> yield_;
+  std::unique_ptr<loop::Timer> step_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

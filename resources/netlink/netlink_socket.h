@@ -107,6 +107,7 @@ class NetlinkSocket {
   uint32_t seq_;
   std::unique_ptr<loop::FdWatch> watch_;
   std::unique_ptr<loop::Timer> deadline_timer_;
+  loop::MonoTime armed_for_{};  // the deadline deadline_timer_ is armed for
   std::unique_ptr<loop::Timer> post_timer_;
   std::map<uint32_t, Pending> pending_;
   std::vector<Waiting> waiting_;  // dumps queued behind the running one

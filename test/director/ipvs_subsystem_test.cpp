@@ -83,20 +83,25 @@ class IpvsSubsystemTest : public ::testing::Test {
   bool ipvs_loaded_ = true;
 };
 
-// Configures m as the director does: at start, then each reload with its diff.
+// Configures m as the director does: at start, then each reload with its diff; then lets the
+// loop run what that made due at once (the fake kernel answers at once; the reconciler's steps
+// after a dump still run from the loop).
 class Subsystem final {
  public:
-  explicit Subsystem(IpvsDeps deps) : s_(std::move(deps), "a") {}
+  explicit Subsystem(IpvsDeps deps)
+      : sim_(dynamic_cast<fakes::SimDispatcher&>(deps.dispatcher)), s_(std::move(deps), "a") {}
   void configure(const config::Config& next) {
     const config::ReloadDiff diff =
         running_ ? config::diffReload(*running_, next, "a") : config::ReloadDiff{};
     s_.configure(next, running_ ? &*running_ : nullptr, diff);
     running_ = next;
+    sim_.advance(0ms);
   }
   bool running() const { return s_.running(); }
   Result<nlohmann::json> show() { return s_.show(); }
 
  private:
+  fakes::SimDispatcher& sim_;
   IpvsSubsystem s_;
   std::optional<config::Config> running_;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -56,9 +57,22 @@ class SimDispatcher final : public loop::Dispatcher {
       now_ = next->deadline_;
       next->armed_ = false;
       auto on_fire = next->on_fire_;  // the callback may destroy its timer
+      const auto t0 = std::chrono::steady_clock::now();
       on_fire();
+      longest_ = std::max(longest_, std::chrono::steady_clock::now() - t0);
     }
     now_ = target;
+  }
+
+  // Fires the one timer that is due next at now() (armed with 0 ms, or already late), as one
+  // loop iteration would; the clock does not move. False when none is due.
+  bool step() {
+    SimTimer* next = nextDue(now_);
+    if (next == nullptr) return false;
+    next->armed_ = false;
+    auto on_fire = next->on_fire_;
+    on_fire();
+    return true;
   }
 
   // Runs the handler of sig as the loop would after the signal arrived. False when nothing
@@ -81,6 +95,10 @@ class SimDispatcher final : public loop::Dispatcher {
   }
 
   bool stopped() const { return stopped_; }
+  // The longest wall-clock time one timer callback took since the last resetLongest(): what a
+  // real loop would have been held for by it (benchmarks of slicing).
+  std::chrono::steady_clock::duration longestCallback() const { return longest_; }
+  void resetLongest() { longest_ = {}; }
   int runs() const { return runs_; }
   size_t armedTimers() const {
     size_t n = 0;
@@ -168,6 +186,7 @@ class SimDispatcher final : public loop::Dispatcher {
   std::map<int, FdEntry> fds_;
   std::map<loop::Signal, std::function<void()>> signals_;
   bool stopped_ = false;
+  std::chrono::steady_clock::duration longest_{};
   int runs_ = 0;
 };
 

@@ -339,6 +339,36 @@ TEST(IpvsPlan, RandomTablesConvergeInOnePlanAndReplanIsEmpty) {
   EXPECT_GT(total_ops, 10000u);
 }
 
+// The planner in steps makes plan()'s requests, in plan()'s order, whatever the step size; a
+// step never plans more services than it was given.
+TEST(IpvsPlan, APlanInStepsIsTheWholePlan) {
+  size_t stepped = 0;
+  for (uint32_t seed = 1; seed <= 500; ++seed) {
+    RandomTables gen(seed);
+    const Table desired = gen.make();
+    const Table actual = gen.make();
+    const std::set<ServiceKey> retired =
+        actual.services.empty() ? std::set<ServiceKey>{}
+                                : std::set<ServiceKey>{actual.services.front().service.key};
+    const bool manage_all = seed % 2 == 0;
+    const auto whole = plan(desired, actual, manage_all, retired);
+    for (size_t step : {size_t{1}, size_t{2}, size_t{5}}) {
+      Planner planner(desired, actual, manage_all, retired);
+      std::vector<Op> ops;
+      size_t calls = 0;
+      while (!planner.next(step, ops)) ++calls;
+      EXPECT_TRUE(planner.done());
+      EXPECT_EQ(ops, whole) << "seed " << seed << " step " << step;
+      EXPECT_EQ(calls,
+                desired.services.size() / step -
+                    (desired.services.size() % step == 0 && !desired.services.empty() ? 1 : 0))
+          << "seed " << seed << " step " << step;
+      stepped += calls;
+    }
+  }
+  EXPECT_GT(stepped, 1000u) << "the generator gives tables of more than one service";
+}
+
 TEST(IpvsPlan, RandomTablesPlansAreMinimal) {
   // Every op is needed: an add finds nothing there, an edit or delete finds the entry and an
   // edit changes it; a delete + add of one destination only for a family change; no

@@ -607,13 +607,42 @@ TEST_F(ReconcileLoopTest, ALongPlanIsSentInSlicesEvenToAKernelThatAnswersAtOnce)
   fakes::FakeIpvsKernel instant;  // answers before apply() returns
   IpvsReconcileLoop loop(dispatcher_, instant, log_.sink());
   loop.configure(bigConfig());
-  EXPECT_EQ(instant.requests(), Reconciler::kSliceRequests) << "configure() sent one slice";
+  EXPECT_EQ(instant.requests(), 0u) << "the plan after the dump waits for the loop";
+  // The steps after the dump, one loop iteration each: sorting and drift, then the plan, 100
+  // services at a time, the last of them sending the first slice.
+  size_t steps = 0;
+  while (instant.requests() == 0 && dispatcher_.step()) ++steps;
+  EXPECT_EQ(steps, 1 + 1000 / Reconciler::kPlanServicesPerStep);
+  EXPECT_EQ(instant.requests(), Reconciler::kSliceRequests) << "one slice per loop iteration";
+  ASSERT_TRUE(dispatcher_.step());
+  EXPECT_EQ(instant.requests(), 2 * Reconciler::kSliceRequests);
   EXPECT_TRUE(loop.passRunning());
   EXPECT_EQ(loop.passes(), 0u);
   dispatcher_.advance(0ms);
   EXPECT_EQ(instant.requests(), 11000u);
   EXPECT_EQ(loop.passes(), 1u);
   EXPECT_TRUE(loop.lastPassOk());
+  loop.stop();
+}
+
+// A monitor pass of 11,000 rules in sync sends nothing, but reading the dump still costs: the
+// sort, the drift check and the plan run in loop iterations of their own, also against a
+// kernel that answers the dump at once.
+TEST_F(ReconcileLoopTest, AMonitorPassOfABigTableRunsInLoopIterations) {
+  fakes::FakeIpvsKernel instant;
+  IpvsReconcileLoop loop(dispatcher_, instant, log_.sink());
+  loop.configure(bigConfig());
+  dispatcher_.advance(0ms);
+  ASSERT_EQ(loop.passes(), 1u);
+  const size_t writes = instant.writes();
+  loop.reconcileNow();
+  EXPECT_TRUE(loop.passRunning()) << "the dump is answered, the rest waits for the loop";
+  size_t steps = 0;
+  while (loop.passRunning() && dispatcher_.step()) ++steps;
+  EXPECT_FALSE(loop.passRunning());
+  EXPECT_EQ(loop.passes(), 2u);
+  EXPECT_GE(steps, 1 + 1000 / Reconciler::kPlanServicesPerStep);
+  EXPECT_EQ(instant.writes(), writes) << "in sync: nothing to send";
   loop.stop();
 }
 
