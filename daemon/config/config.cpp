@@ -16,4 +16,26 @@ std::string keyPath(const std::string& source, const AuthKey& key) {
   return dir + "/" + key.file;
 }
 
+std::string checkTypeName(CheckType t) {
+  switch (t) {
+    case CheckType::kNone:
+      return "none";
+    case CheckType::kTcp:
+      return "tcp";
+    case CheckType::kHttp:
+      return "http";
+    case CheckType::kHttps:
+      return "https";
+    case CheckType::kUdp:
+      return "udp";
+    case CheckType::kDns:
+      return "dns";
+    case CheckType::kSmtp:
+      return "smtp";
+    case CheckType::kExec:
+      return "exec";
+  }
+  return "?";
+}
+
 }  // namespace tandem::config

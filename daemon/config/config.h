@@ -85,6 +85,9 @@ enum class Forwarding { kNat, kDr, kTun };
 enum class TunnelType { kIpip, kGue, kGre };
 enum class OnFailure { kQuiescent, kRemove };
 enum class CheckType { kNone, kTcp, kHttp, kHttps, kUdp, kDns, kSmtp, kExec };
+// A checked real server's state before its first results: up (it takes traffic until `fall`
+// failures), down (one success puts it up), or down until it rises (`rise` successes).
+enum class InitialHealth { kUp, kDown, kDownUntilRise };
 enum class HttpMethod { kGet, kHead };
 
 struct StatusRange {
@@ -101,7 +104,10 @@ struct Check {
   Millis timeout{1000};
   int rise = 2;
   int fall = 3;
+  InitialHealth initial = InitialHealth::kUp;
   uint16_t port = 0;  // 0: the real server's port
+  // tcp: close each probe with a reset (SO_LINGER 0), so it leaves no TIME_WAIT on the server
+  bool tcp_reset = false;
   // http / https
   HttpMethod method = HttpMethod::kGet;
   std::string path = "/";
@@ -195,6 +201,9 @@ struct Daemon {
 // A key file's path: as written when absolute (or empty), else against the directory of the
 // config file `source` names. The loader checks it, the daemon reads it: one rule for both.
 std::string keyPath(const std::string& source, const AuthKey& key);
+
+// A check type as the config names it: "none", "tcp", "http", ...
+std::string checkTypeName(CheckType t);
 
 struct Config {
   std::string source;  // the file it was read from

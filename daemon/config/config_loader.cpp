@@ -39,30 +39,9 @@ const std::map<std::string, std::vector<CheckType>>& checkOptionOwners() {
       {"expect_rcode", {CheckType::kDns}},
       {"helo", {CheckType::kSmtp}},
       {"command", {CheckType::kExec}},
+      {"tcp_reset", {CheckType::kTcp}},
   };
   return owners;
-}
-
-std::string checkTypeName(CheckType t) {
-  switch (t) {
-    case CheckType::kNone:
-      return "none";
-    case CheckType::kTcp:
-      return "tcp";
-    case CheckType::kHttp:
-      return "http";
-    case CheckType::kHttps:
-      return "https";
-    case CheckType::kUdp:
-      return "udp";
-    case CheckType::kDns:
-      return "dns";
-    case CheckType::kSmtp:
-      return "smtp";
-    case CheckType::kExec:
-      return "exec";
-  }
-  return "?";
 }
 
 // toml++ 3.3 parses dotted keys recursively, and a key of tens of thousands of parts overflows
@@ -681,6 +660,11 @@ class Loader {
     if (auto d = r.duration("timeout", 10ms, 10min)) c.timeout = *d;
     if (auto n = r.integer("rise", 1, 100)) c.rise = static_cast<int>(*n);
     if (auto n = r.integer("fall", 1, 100)) c.fall = static_cast<int>(*n);
+    if (auto i = r.choice<InitialHealth>("initial", {{"up", InitialHealth::kUp},
+                                                     {"down", InitialHealth::kDown},
+                                                     {"rise", InitialHealth::kDownUntilRise}})) {
+      c.initial = *i;
+    }
     if (auto n = r.integer("port", 1, 65535)) c.port = static_cast<uint16_t>(*n);
 
     auto owns = [&](const std::string& key) {
@@ -743,6 +727,9 @@ class Loader {
           c.expect_rcode = *s;
         }
       }
+    }
+    if (owns("tcp_reset")) {
+      if (auto b = r.boolean("tcp_reset")) c.tcp_reset = *b;
     }
     if (owns("helo")) {
       if (auto s = r.string("helo")) c.helo = *s;
