@@ -1,5 +1,6 @@
 #include "director/subsystem_registry.h"
 
+#include "health/health_subsystem.h"
 #include "ipvs/ipvs_subsystem.h"
 #include "vip/vip_subsystem.h"
 
@@ -7,7 +8,8 @@ namespace tandem::director {
 
 namespace {
 
-std::unique_ptr<resources::Subsystem> makeIpvs(platform::Platform& p, const std::string& self) {
+std::unique_ptr<resources::ipvs::IpvsSubsystem> makeIpvs(platform::Platform& p,
+                                                         const std::string& self) {
   resources::ipvs::IpvsDeps deps{
       p.dispatcher(),
       [&p] { return p.openIpvs(); },
@@ -31,13 +33,29 @@ std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std:
   return std::make_unique<resources::VipSubsystem>(std::move(deps), self);
 }
 
+// Health on every director; what it finds goes to IPVS (weights, removal, the fallback).
+std::unique_ptr<resources::Subsystem> makeHealth(platform::Platform& p,
+                                                 resources::ipvs::IpvsSubsystem* ipvs) {
+  resources::health::HealthDeps deps{
+      p.dispatcher(),
+      [&p](config::CheckType type) { return p.makeChecker(type); },
+      [&p] { return p.random16(); },
+      [&p] { return p.wallClockMs(); },
+      p.logger().sink(),
+      [ipvs](const std::string& vs, const Endpoint& rs, bool up) { ipvs->setHealth(vs, rs, up); }};
+  return std::make_unique<resources::health::HealthSubsystem>(std::move(deps));
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Platform& platform,
                                                                    const std::string& self) {
   std::vector<std::unique_ptr<resources::Subsystem>> out;
   // IPVS first: the table is ready on every director before an election makes it ACTIVE.
-  out.push_back(makeIpvs(platform, self));
+  auto ipvs = makeIpvs(platform, self);
+  auto health = makeHealth(platform, ipvs.get());
+  out.push_back(std::move(ipvs));
+  out.push_back(std::move(health));
   out.push_back(makeVips(platform, self));
   return out;
 }

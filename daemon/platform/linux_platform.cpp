@@ -7,6 +7,7 @@
 #include "cluster/udp_link.h"
 #include "corosync/cmap_nodelist.h"
 #include "corosync/cpg_bus.h"
+#include "health/tcp_checker.h"
 #include "ipc/ipc_server.h"
 #include "ipvs/ipvs_netlink.h"
 #include "ping/raw_echo_transport.h"
@@ -101,6 +102,15 @@ Result<std::unique_ptr<resources::ipvs::Kernel>> LinuxPlatform::openIpvs() {
   auto k = resources::ipvs::NetlinkKernel::open(*dispatcher_);
   if (!k) return fail(k.error());
   return std::unique_ptr<resources::ipvs::Kernel>(std::move(*k));
+}
+
+std::unique_ptr<resources::health::Checker> LinuxPlatform::makeChecker(config::CheckType type) {
+  switch (type) {
+    case config::CheckType::kTcp:
+      return std::make_unique<resources::health::TcpChecker>(*dispatcher_);
+    default:
+      return nullptr;
+  }
 }
 
 std::unique_ptr<resources::ipvs::OwnedStore> LinuxPlatform::openIpvsOwned(

@@ -43,6 +43,7 @@ class LinuxPlatform final : public Platform {
   resources::announce::PacketSocketOpener& packetSockets() override { return packet_sockets_; }
   Result<std::unique_ptr<resources::ipvs::Kernel>> openIpvs() override;
   std::unique_ptr<resources::ipvs::OwnedStore> openIpvsOwned(const std::string& state_dir) override;
+  std::unique_ptr<resources::health::Checker> makeChecker(config::CheckType type) override;
   resources::sysctl::SysctlReader& sysctlReader() override { return sysctl_; }
   resources::sysctl::SysctlWriter& sysctlWriter() override { return sysctl_; }
   Result<std::unique_ptr<AdminServer>> serveAdmin(ipc::AdminHandler& handler,

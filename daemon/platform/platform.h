@@ -13,6 +13,7 @@
 #include "corosync/group_bus.h"
 #include "corosync/nodelist.h"
 #include "corosync/quorum_watch.h"
+#include "health/checker.h"
 #include "ipc/admin_handler.h"
 #include "ipvs/ipvs_model.h"
 #include "ipvs/owned_services.h"
@@ -27,7 +28,8 @@
 // The one seam between a director and the operating system. Every OS touchpoint tandemd has is
 // a factory or a service here: the loop and its steady clock, the wall clock, the journal and
 // the service manager, files, children, Corosync (CPG, votequorum, cmap), UDP, raw ICMP,
-// rtnetlink, AF_PACKET, IPVS generic netlink, /proc/sys and the admin channel. main.cpp builds
+// rtnetlink, AF_PACKET, IPVS generic netlink, health-check probes, /proc/sys and the admin
+// channel. main.cpp builds
 // the LinuxPlatform (linux_platform.h); component tests build a fake one on simulated time
 // (test/director/fake_platform.h). Nothing else in a director reaches the OS.
 namespace tandem::platform {
@@ -91,6 +93,9 @@ class Platform {
   [[nodiscard]] virtual Result<std::unique_ptr<resources::ipvs::Kernel>> openIpvs() = 0;
   virtual std::unique_ptr<resources::ipvs::OwnedStore> openIpvsOwned(
       const std::string& state_dir) = 0;
+  // Health checks: a checker of one type, for one real server (sockets or children on the
+  // loop). Null for a type not built yet.
+  virtual std::unique_ptr<resources::health::Checker> makeChecker(config::CheckType type) = 0;
   // /proc/sys.
   virtual resources::sysctl::SysctlReader& sysctlReader() = 0;
   virtual resources::sysctl::SysctlWriter& sysctlWriter() = 0;

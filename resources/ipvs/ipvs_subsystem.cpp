@@ -121,11 +121,18 @@ void IpvsSubsystem::tryOpen() {
   loop_ = std::make_unique<IpvsReconcileLoop>(
       deps_.dispatcher, *kernel_, [this](LogLevel l, const std::string& line) { log(l, line); },
       owned_store_.get());
+  for (const auto& [key, up] : health_) loop_->setHealth(key.first, key.second, up);
   log(LogLevel::kNotice, std::string(recovered ? "IPVS is available now; " : "") +
                              "keeping the IPVS table on this director whatever its role services=" +
                              std::to_string(config_->virtual_servers.size()) +
                              " monitor_interval=" + every);
   loop_->configure(*config_);
+}
+
+void IpvsSubsystem::setHealth(const std::string& virtual_server, const Endpoint& real_server,
+                              bool up) {
+  health_[{virtual_server, real_server}] = up;
+  if (loop_) loop_->setHealth(virtual_server, real_server, up);
 }
 
 Result<nlohmann::json> IpvsSubsystem::show() {

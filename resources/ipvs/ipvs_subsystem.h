@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -62,6 +63,9 @@ class IpvsSubsystem final : public Subsystem {
   const IpvsReconcileLoop* reconcileLoop() const { return loop_.get(); }
   // A takeover found the table not yet verified and asked for a pass.
   void onTakeover();
+  // A real server's health changed (the health subsystem): its weight, its removal or the
+  // fallback follow in a small change pass. Kept for a kernel opened later.
+  void setHealth(const std::string& virtual_server, const Endpoint& real_server, bool up);
 
  private:
   void tryOpen();
@@ -78,6 +82,7 @@ class IpvsSubsystem final : public Subsystem {
   std::unique_ptr<IpvsReconcileLoop> loop_;
   std::unique_ptr<loop::Timer> retry_;
   std::string open_error_;  // why the kernel could not be opened; "" when it was
+  std::map<std::pair<std::string, Endpoint>, bool> health_;  // every report so far
   std::shared_ptr<Resource> takeover_step_;
 };
 

@@ -5,6 +5,7 @@
 #include "director/director.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <map>
@@ -45,6 +46,8 @@ struct Conf {
   std::string fence;       // a command line, or none
   std::string tiebreaker;  // a target address, or none
   std::vector<std::string> real_servers = {"203.0.113.11:80"};
+  std::string fallback;  // the sorry server, or none
+  std::string check;     // the lines of [virtual_server.check], or none
 
   std::string text() const {
     std::string t = "[cluster]\nname = \"t\"\ngroup = \"" + group + "\"\nheartbeat_interval = \"" +
@@ -66,6 +69,8 @@ struct Conf {
     }
     for (const auto& v : vips) t += "[[vip]]\naddress = \"" + v + "\"\ninterface = \"eth0\"\n";
     t += "[[virtual_server]]\nname = \"web\"\naddress = \"198.51.100.50:80\"\n";
+    if (!fallback.empty()) t += "fallback = \"" + fallback + "\"\n";
+    if (!check.empty()) t += "[virtual_server.check]\n" + check;
     for (const auto& r : real_servers) {
       t += "[[virtual_server.real_server]]\naddress = \"" + r + "\"\n";
     }
@@ -479,6 +484,63 @@ TEST_F(Cluster, AReloadOfTheHeartbeatIntervalChangesHowOftenFramesGo) {
   // Frames reach b over UDP every interval and over CPG every second.
   EXPECT_NEAR(static_cast<double>(at200), 60.0, 3.0);
   EXPECT_NEAR(static_cast<double>(at100), 110.0, 3.0);
+}
+
+// --- health checks ---------------------------------------------------------------------------
+
+// Checks run on the backup too, so a takeover finds the weights already right: each director's
+// own kernel table follows what its own checks see, within the failure window of the reference.
+TEST_F(Cluster, HealthChecksOnEveryDirectorSetTheWeightsAndTheFallback) {
+  conf_.real_servers = {"203.0.113.11:80", "203.0.113.12:80"};
+  conf_.fallback = "203.0.113.99:80";
+  conf_.check = "type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"500ms\"\nrise = 2\nfall = 2\n";
+  const Endpoint rs1 = *Endpoint::parse("203.0.113.11:80", false);
+  const Endpoint rs2 = *Endpoint::parse("203.0.113.12:80", false);
+  auto& servers = world_.checks().servers;
+  servers[rs1] = fakes::Server::kAlive;
+  servers[rs2] = fakes::Server::kAlive;
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  const resources::ipvs::ServiceKey web{Family::kInet, IPPROTO_TCP,
+                                        *IpAddress::parse("198.51.100.50"), 80, 0};
+  auto weight = [&](const std::string& node, const Endpoint& rs) -> int {
+    auto d =
+        platforms_[node]->ipvsKernel().dest(web, resources::ipvs::DestKey{rs.address, rs.port});
+    return d ? d->weight : -1;  // -1: not in the table
+  };
+  const Endpoint sorry = *Endpoint::parse("203.0.113.99:80", false);
+  for (const char* n : {"a", "b"}) {
+    EXPECT_EQ(weight(n, rs1), 1) << n;
+    EXPECT_EQ(weight(n, sorry), -1) << n;
+  }
+
+  // One real server dies: quiescent (weight 0) on both directors, within the failure window
+  // (500 ms x 2 + 1 s) plus the interval until its first failed check.
+  servers[rs1] = fakes::Server::kHung;
+  auto took = runUntil(4s, [&] { return weight("a", rs1) == 0 && weight("b", rs1) == 0; });
+  ASSERT_TRUE(took) << "rs1 never set to weight 0 on both directors";
+  EXPECT_LE(*took, 3s);
+  EXPECT_EQ(weight("a", rs2), 1);
+  EXPECT_EQ(platforms_["b"]->log().count(LogLevel::kWarning,
+                                         "real server down vs=web rs=203.0.113.11:80 check=tcp"),
+            1u);
+
+  // Both dead: the fallback is installed; one back: it is removed again.
+  servers[rs2] = fakes::Server::kDead;
+  ASSERT_TRUE(runUntil(4s, [&] { return weight("a", sorry) == 1 && weight("b", sorry) == 1; }));
+  servers[rs1] = fakes::Server::kAlive;
+  ASSERT_TRUE(runUntil(4s, [&] {
+    return weight("a", sorry) == -1 && weight("b", sorry) == -1 && weight("a", rs1) == 1 &&
+           weight("b", rs1) == 1;
+  }));
+  EXPECT_EQ(weight("b", rs2), 0);
+
+  // `tandem status` carries each director's view.
+  const nlohmann::json st = directors_["b"]->status();
+  ASSERT_TRUE(st.contains("health")) << st.dump();
+  EXPECT_EQ(st["health"]["checked"], 2);
+  EXPECT_EQ(st["health"]["up"], 1);
 }
 
 TEST_F(Cluster, AReloadOfVirtualServersLogLevelAndControlGroupTakesEffect) {

@@ -15,6 +15,7 @@
 #include "fakes/sim_dispatcher.h"
 #include "platform/platform.h"
 #include "resources/fake_address_table.h"
+#include "resources/fake_checker.h"
 #include "resources/fake_ipvs_kernel.h"
 #include "resources/fake_packet_socket.h"
 #include "resources/fake_sysctl.h"
@@ -105,12 +106,14 @@ class NodeDispatcher final : public loop::Dispatcher {
 // or a pair is partitioned; frames and CPG messages are delivered on the loop, in order.
 class FakeWorld {
  public:
-  explicit FakeWorld(SimDispatcher& sim) : sim_(sim), echo_(sim, Millis(1)) {
+  explicit FakeWorld(SimDispatcher& sim) : sim_(sim), echo_(sim, Millis(1)), checks_(sim) {
     timer_ = sim_.createTimer([this] { drain(); });
   }
 
   // The tiebreaker's target (the gateway): a cut-off node does not reach it either.
   FakeEchoNet& echo() { return echo_; }
+  // The real servers every director's health checks probe (one network for all).
+  CheckWorld& checks() { return checks_; }
 
   SimDispatcher& sim() { return sim_; }
 
@@ -242,6 +245,7 @@ class FakeWorld {
 
   SimDispatcher& sim_;
   FakeEchoNet echo_;
+  CheckWorld checks_;
   std::unique_ptr<loop::Timer> timer_;
   std::map<uint32_t, Member> members_;
   std::map<IpAddress, LinkEntry> links_;
@@ -396,6 +400,9 @@ class FakePlatform final : public platform::Platform {
   }
   std::unique_ptr<resources::ipvs::OwnedStore> openIpvsOwned(const std::string&) override {
     return nullptr;
+  }
+  std::unique_ptr<resources::health::Checker> makeChecker(config::CheckType) override {
+    return std::make_unique<FakeChecker>(world_.checks());
   }
   resources::sysctl::SysctlReader& sysctlReader() override { return sysctl_; }
   resources::sysctl::SysctlWriter& sysctlWriter() override { return sysctl_; }

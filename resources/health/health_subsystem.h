@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/log.h"
+#include "core/subsystem.h"
+#include "health/check_policy.h"
+#include "health/checker.h"
+#include "loop/dispatcher.h"
+
+// Real-server health checks, on every director whatever its role, so that a director taking
+// over already knows which real servers are healthy. Each checked real server has a monitor:
+// a probe every interval (the first at a random offset), its results counted by RiseFall, and
+// each change of state logged once with its reason and handed on (the registry hands it to
+// IPVS, which sets the weight, removes the server or installs the fallback). Not a start/stop
+// resource: it holds nothing that moves.
+namespace tandem::resources::health {
+
+using HealthChanged =
+    std::function<void(const std::string& virtual_server, const Endpoint& real_server, bool up)>;
+
+struct HealthDeps {
+  loop::Dispatcher& dispatcher;
+  MakeChecker make_checker;
+  std::function<uint16_t()> random16;
+  std::function<uint64_t()> wall_clock_ms;
+  LogSink log;
+  HealthChanged on_change;  // may be unset
+};
+
+// One change of a real server's state, kept in a bounded history.
+struct HealthEvent {
+  uint64_t at_ms = 0;  // wall clock
+  std::string virtual_server;
+  Endpoint real_server;
+  bool up = false;
+  std::string check;   // "tcp"
+  std::string reason;  // the result that decided it
+};
+
+class HealthSubsystem final : public Subsystem {
+ public:
+  static constexpr size_t kHistory = 100;
+
+  explicit HealthSubsystem(HealthDeps deps);
+  ~HealthSubsystem() override;
+  HealthSubsystem(const HealthSubsystem&) = delete;
+  HealthSubsystem& operator=(const HealthSubsystem&) = delete;
+
+  std::string_view name() const override { return "health"; }
+  // Keeps the monitor of each real server whose check did not change (its state and counts
+  // too); starts one for each new or changed check, from the check's initial state; drops the
+  // rest, whose servers count as up again.
+  void configure(const config::Config& next, const config::Config* running,
+                 const config::ReloadDiff& diff) override;
+  nlohmann::json status() const override;
+  void shutdown() override;
+
+  // Checked real servers, and how many of them are up.
+  size_t checked() const { return monitors_.size(); }
+  size_t up() const;
+  // Whether a checked real server is up; unchecked ones are not known here.
+  std::optional<bool> isUp(const std::string& virtual_server, const Endpoint& real_server) const;
+  const std::deque<HealthEvent>& history() const { return history_; }
+
+ private:
+  struct Monitor;
+  using Key = std::pair<std::string, Endpoint>;
+
+  void schedule(Monitor& m, Millis after);
+  void runProbe(Monitor& m);
+  void onResult(Monitor& m, ProbeResult r);
+  void changed(const std::string& virtual_server, const Endpoint& real_server, bool up);
+  void log(LogLevel level, const std::string& line) const;
+
+  HealthDeps deps_;
+  std::map<Key, std::unique_ptr<Monitor>> monitors_;
+  std::deque<HealthEvent> history_;
+};
+
+}  // namespace tandem::resources::health

@@ -1,0 +1,291 @@
+// The health subsystem on simulated time with a fake checker whose real servers the test kills
+// and revives: the failure and success windows of the reference hold, a flapping server is
+// damped, the initial state is honoured, a reload keeps what it did not change, and every change
+// reaches IPVS once, logged with its reason.
+#include "health/health_subsystem.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config_loader.h"
+#include "fakes/fake_file_system.h"
+#include "fakes/fake_logger.h"
+#include "fakes/sim_dispatcher.h"
+#include "resources/fake_checker.h"
+
+namespace tandem::resources::health {
+namespace {
+
+using fakes::FakeChecker;
+using fakes::Server;
+using World = fakes::CheckWorld;
+
+using namespace std::chrono_literals;
+using platform::LogLevel;
+
+constexpr char kPath[] = "/etc/tandem/tandem.conf";
+
+std::string configText(const std::string& check, int servers = 2) {
+  std::string t =
+      "[cluster]\nname = \"t\"\n[[cluster.key]]\nid = 1\nfile = \"authkey\"\n"
+      "[[node]]\nname = \"a\"\ninterfaces = [\"eth0\"]\n"
+      "[[vip]]\naddress = \"198.51.100.50/24\"\ninterface = \"eth0\"\n"
+      "[[virtual_server]]\nname = \"web\"\naddress = \"198.51.100.50:80\"\n"
+      "[virtual_server.check]\n" +
+      check;
+  for (int i = 1; i <= servers; ++i) {
+    t += "[[virtual_server.real_server]]\naddress = \"203.0.113." + std::to_string(20 + i) + "\"\n";
+  }
+  return t;
+}
+
+config::Config load(const std::string& text) {
+  fakes::FakeFileSystem files;
+  files.write("/etc/tandem/authkey", std::string(32, 'k'), 0600);
+  auto r = config::loadConfigText(text, kPath, files);
+  EXPECT_TRUE(r.ok()) << r.diagnostics.formatAll();
+  return *r.config;
+}
+
+const Endpoint kRs1 = *Endpoint::parse("203.0.113.21:80", false);
+const Endpoint kRs2 = *Endpoint::parse("203.0.113.22:80", false);
+
+const char kTcp[] = "type = \"tcp\"\ninterval = \"2s\"\ntimeout = \"1s\"\nrise = 2\nfall = 3\n";
+
+struct Change {
+  std::string vs;
+  Endpoint rs;
+  bool up;
+  loop::MonoTime at;
+};
+
+class HealthSubsystemTest : public ::testing::Test {
+ protected:
+  HealthSubsystemTest() {
+    world_.servers[kRs1] = Server::kAlive;
+    world_.servers[kRs2] = Server::kAlive;
+  }
+
+  std::unique_ptr<HealthSubsystem> make(uint16_t random = 0) {
+    HealthDeps deps{
+        sim_,
+        [this](config::CheckType) { return std::make_unique<FakeChecker>(world_); },
+        [random] { return random; },
+        [this] { return static_cast<uint64_t>(sim_.now().time_since_epoch().count() / 1000000); },
+        logger_.sink(),
+        [this](const std::string& vs, const Endpoint& rs, bool up) {
+          changes_.push_back(Change{vs, rs, up, sim_.now()});
+        }};
+    return std::make_unique<HealthSubsystem>(std::move(deps));
+  }
+
+  // The tcp check of kTcp on rs1 (dead) and rs2, run until rs1 is reported down.
+  std::unique_ptr<HealthSubsystem> startWithRs1Down() {
+    auto h = make();
+    world_.servers[kRs1] = Server::kDead;
+    configure(*h, load(configText(kTcp)));
+    sim_.advance(30s);
+    return h;
+  }
+
+  void configure(HealthSubsystem& h, const config::Config& next) {
+    config::ReloadDiff diff =
+        running_ ? config::diffReload(*running_, next, "a") : config::ReloadDiff{};
+    h.configure(next, running_ ? &*running_ : nullptr, diff);
+    running_ = next;
+  }
+
+  fakes::SimDispatcher sim_;
+  fakes::FakeLogger logger_;
+  World world_{sim_};
+  std::vector<Change> changes_;
+  std::optional<config::Config> running_;
+};
+
+TEST_F(HealthSubsystemTest, AHungServerIsTakenOutWithinTheFailureWindow) {
+  auto h = make();
+  configure(*h, load(configText(kTcp)));
+  sim_.advance(10s);
+  ASSERT_TRUE(changes_.empty()) << "healthy servers change nothing";
+  EXPECT_EQ(h->up(), 2u);
+  // It hangs from now; the worst case starts its first failed check at once.
+  world_.servers[kRs1] = Server::kHung;
+  const loop::MonoTime died = sim_.now();
+  sim_.advance(20s);
+  ASSERT_EQ(changes_.size(), 1u);
+  EXPECT_EQ(changes_[0].vs, "web");
+  EXPECT_EQ(changes_[0].rs, kRs1);
+  EXPECT_FALSE(changes_[0].up);
+  const auto window = failureWindow(running_->virtual_servers[0].real_servers[0].check);
+  // From its death to the start of the next check is up to one interval (+ a probe's latency);
+  // from there the failure window.
+  const auto took = changes_[0].at - died;
+  EXPECT_LE(took, window + 2s + 5ms);
+  EXPECT_GE(took, window - 2s - 5ms);
+  EXPECT_EQ(logger_.count(LogLevel::kWarning,
+                          "real server down vs=web rs=203.0.113.21:80 "
+                          "check=tcp reason=\"timed out after 1000 ms\""),
+            1u);
+  EXPECT_EQ(h->isUp("web", kRs1), false);
+  EXPECT_EQ(h->isUp("web", kRs2), true);
+  ASSERT_EQ(h->history().size(), 1u);
+  EXPECT_EQ(h->history()[0].reason, "timed out after 1000 ms");
+}
+
+TEST_F(HealthSubsystemTest, ARecoveredServerIsBackWithinTheSuccessWindow) {
+  auto h = startWithRs1Down();
+  ASSERT_EQ(changes_.size(), 1u);
+  world_.servers[kRs1] = Server::kAlive;
+  const loop::MonoTime back = sim_.now();
+  sim_.advance(30s);
+  ASSERT_EQ(changes_.size(), 2u);
+  EXPECT_TRUE(changes_[1].up);
+  const auto window = successWindow(running_->virtual_servers[0].real_servers[0].check);
+  EXPECT_LE(changes_[1].at - back, window + 2s);
+  EXPECT_EQ(logger_.count(LogLevel::kNotice,
+                          "real server up vs=web rs=203.0.113.21:80 check=tcp "
+                          "reason=\"connected\""),
+            1u);
+}
+
+TEST_F(HealthSubsystemTest, AServerThatFlapsFasterThanRiseAllowsIsNotPutBack) {
+  auto h = make();
+  configure(*h, load(configText("type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"500ms\"\n"
+                                "rise = 3\nfall = 1\n")));
+  sim_.advance(3s);
+  world_.servers[kRs1] = Server::kDead;
+  sim_.advance(3s);
+  ASSERT_EQ(changes_.size(), 1u);
+  // Up for one check, down for the next, for a minute.
+  for (int i = 0; i < 60; ++i) {
+    world_.servers[kRs1] = i % 2 == 0 ? Server::kAlive : Server::kDead;
+    sim_.advance(1005ms);
+  }
+  EXPECT_EQ(changes_.size(), 1u) << "damped: never back after a single success";
+  EXPECT_EQ(h->isUp("web", kRs1), false);
+}
+
+TEST_F(HealthSubsystemTest, InitialDownStartsTheServersOutOfIpvsUntilTheirFirstSuccess) {
+  auto h = make();
+  configure(*h, load(configText(std::string(kTcp) + "initial = \"down\"\n")));
+  ASSERT_EQ(changes_.size(), 2u) << "both reported down at once";
+  EXPECT_FALSE(changes_[0].up);
+  EXPECT_FALSE(changes_[1].up);
+  world_.servers[kRs2] = Server::kDead;
+  sim_.advance(100ms);
+  ASSERT_EQ(changes_.size(), 3u) << "the first check's success puts rs1 up";
+  EXPECT_EQ(changes_[2].rs, kRs1);
+  EXPECT_TRUE(changes_[2].up);
+  EXPECT_EQ(h->isUp("web", kRs2), false);
+}
+
+TEST_F(HealthSubsystemTest, FirstChecksSpreadOverTheInterval) {
+  auto early = make(0);
+  configure(*early, load(configText(kTcp)));
+  sim_.advance(10ms);
+  EXPECT_EQ(world_.probes, 2u) << "offset 0: at once";
+  early.reset();
+  running_.reset();
+  world_.probes = 0;
+  auto late = make(0x8000);
+  configure(*late, load(configText(kTcp)));
+  sim_.advance(999ms);
+  EXPECT_EQ(world_.probes, 0u) << "half of a 2 s interval";
+  sim_.advance(2ms);
+  EXPECT_EQ(world_.probes, 2u);
+}
+
+TEST_F(HealthSubsystemTest, AReloadKeepsTheStateOfAnUnchangedCheckAndRestartsAChangedOne) {
+  auto h = startWithRs1Down();
+  ASSERT_EQ(changes_.size(), 1u);
+  // The same checks, one more real server: rs1 stays down, nothing is reported for it.
+  world_.servers[*Endpoint::parse("203.0.113.23:80", false)] = Server::kAlive;
+  configure(*h, load(configText(kTcp, 3)));
+  EXPECT_EQ(changes_.size(), 1u);
+  EXPECT_EQ(h->isUp("web", kRs1), false);
+  EXPECT_EQ(h->checked(), 3u);
+  // A changed check starts from its initial state (up): rs1 is reported up, then found down.
+  configure(*h, load(configText("type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"1s\"\n"
+                                "rise = 2\nfall = 1\n",
+                                3)));
+  ASSERT_EQ(changes_.size(), 2u);
+  EXPECT_TRUE(changes_[1].up);
+  sim_.advance(3s);
+  ASSERT_EQ(changes_.size(), 3u);
+  EXPECT_FALSE(changes_[2].up);
+}
+
+TEST_F(HealthSubsystemTest, ADroppedCheckPutsItsServerBackUp) {
+  auto h = startWithRs1Down();
+  ASSERT_EQ(changes_.size(), 1u);
+  configure(*h, load(configText("type = \"none\"\n")));
+  ASSERT_EQ(changes_.size(), 2u);
+  EXPECT_EQ(changes_[1].rs, kRs1);
+  EXPECT_TRUE(changes_[1].up);
+  EXPECT_EQ(h->checked(), 0u);
+  const size_t probes = world_.probes;
+  sim_.advance(10s);
+  EXPECT_EQ(world_.probes, probes) << "no check runs any more";
+  EXPECT_EQ(world_.running, 0u);
+}
+
+TEST_F(HealthSubsystemTest, OneProbeAtATimePerServerAndTheNextAnIntervalAfter) {
+  auto h = make();
+  world_.servers[kRs1] = Server::kHung;
+  world_.servers[kRs2] = Server::kHung;
+  configure(*h, load(configText(kTcp)));
+  sim_.advance(8s);  // probes at 0, 3 and 6 s (1 s timeout + 2 s interval)
+  EXPECT_EQ(world_.probes, 6u);
+  EXPECT_EQ(world_.most_running, 2u);
+}
+
+TEST_F(HealthSubsystemTest, StatusShowsEachServersHealthLastResultAndSince) {
+  auto h = make();
+  world_.servers[kRs2] = Server::kDead;
+  configure(*h, load(configText(kTcp)));
+  EXPECT_EQ(h->status()["health"]["real_servers"][0]["last"], nullptr) << "nothing checked yet";
+  sim_.advance(30s);
+  const nlohmann::json j = h->status();
+  ASSERT_TRUE(j.contains("health")) << j.dump();
+  EXPECT_EQ(j["health"]["checked"], 2);
+  EXPECT_EQ(j["health"]["up"], 1);
+  const auto& rs2 = j["health"]["real_servers"][1];
+  EXPECT_EQ(rs2["real_server"], "203.0.113.22:80");
+  EXPECT_EQ(rs2["health"], "down");
+  EXPECT_EQ(rs2["check"], "tcp");
+  EXPECT_EQ(rs2["last"]["reason"], "connection refused");
+  EXPECT_EQ(rs2["last"]["ok"], false);
+  EXPECT_GT(rs2["since_ms"].get<uint64_t>(), 0u);
+}
+
+TEST_F(HealthSubsystemTest, TheHistoryIsBounded) {
+  auto h = make();
+  configure(*h, load(configText("type = \"tcp\"\ninterval = \"100ms\"\ntimeout = \"50ms\"\n"
+                                "rise = 1\nfall = 1\n")));
+  for (int i = 0; i < 300; ++i) {
+    world_.servers[kRs1] = i % 2 == 0 ? Server::kDead : Server::kAlive;
+    sim_.advance(110ms);
+  }
+  EXPECT_GT(changes_.size(), HealthSubsystem::kHistory);
+  EXPECT_EQ(h->history().size(), HealthSubsystem::kHistory);
+}
+
+TEST_F(HealthSubsystemTest, ShutdownStopsEveryProbe) {
+  auto h = make();
+  world_.servers[kRs1] = Server::kHung;
+  configure(*h, load(configText(kTcp)));
+  sim_.advance(100ms);
+  EXPECT_EQ(world_.running, 1u);
+  h->shutdown();
+  EXPECT_EQ(world_.running, 0u);
+  const size_t probes = world_.probes;
+  sim_.advance(10s);
+  EXPECT_EQ(world_.probes, probes);
+}
+
+}  // namespace
+}  // namespace tandem::resources::health
