@@ -154,13 +154,13 @@ void ClusterNode::reconfigure(const config::Config& cfg, wire::KeyRing keys) {
   if (!(old.tiebreaker == cfg.cluster.tiebreaker)) {
     if (auto t = openTiebreaker(cfg); !t) {
       env_.log(LogLevel::kError, "tiebreaker not started after reload: " + t.error().message);
-      handle(core_.onLocalHealth(now(), 1000, true));
+      setTiebreakerOk(true);
     } else if (pinger_) {
       // As at start: unproven until the first round is decided.
-      handle(core_.onLocalHealth(now(), 0, false));
+      setTiebreakerOk(false);
       pinger_->start();
     } else {
-      handle(core_.onLocalHealth(now(), 1000, true));
+      setTiebreakerOk(true);
     }
   }
   handle(core_.onReconfigure(now(), coreConfig(cfg, self_)));
@@ -243,7 +243,7 @@ Result<void> ClusterNode::start() {
       env_.log(LogLevel::kNotice, "tiebreaker pending: waiting for an answer from " +
                                       ping::joinAddresses(pinger_->targets()) +
                                       " before this node may become ACTIVE");
-      handle(core_.onLocalHealth(now(), 0, false));
+      setTiebreakerOk(false);
     }
     pinger_->start();
   }
@@ -430,9 +430,22 @@ void ClusterNode::onReach(const ping::ReachChange& change) {
                                                            : "tiebreaker reached: ") +
                  change.detail + " node=" + self_);
   }
-  // The health score is 0 while the tiebreaker fails (issue 3); 1000 is full health until the
-  // real-server checks feed it.
-  handle(core_.onLocalHealth(now(), ok ? 1000 : 0, ok));
+  setTiebreakerOk(ok);
+}
+
+void ClusterNode::setTiebreakerOk(bool ok) {
+  tiebreaker_ok_ = ok;
+  pushHealth();
+}
+
+void ClusterNode::setServiceHealth(int permille) {
+  service_health_ = permille;
+  pushHealth();
+}
+
+void ClusterNode::pushHealth() {
+  // 0 while the tiebreaker fails (not eligible); otherwise what the real-server checks see.
+  handle(core_.onLocalHealth(now(), tiebreaker_ok_ ? service_health_ : 0, tiebreaker_ok_));
 }
 
 std::optional<std::string> ClusterNode::nameOf(uint32_t nodeid) const {

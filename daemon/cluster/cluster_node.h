@@ -81,6 +81,9 @@ class ClusterNode final : public corosync::GroupBusListener {
   void setStandby(bool on);
   void move(const std::string& target);  // "" clears
   void clearFailures();
+  // The share of healthy real servers this director's checks see, per mille (1000 without
+  // checks; election::kHealthNoRealServer when none is up): the Health it advertises.
+  void setServiceHealth(int permille);
 
   election::CoreStatus status() const;
   // The resources in chain order: [{"name", "present", ...describe()}], for `tandem status`.
@@ -115,6 +118,8 @@ class ClusterNode final : public corosync::GroupBusListener {
   void runFence(const std::string& peer);
   void persistRole(const std::string& role);
   void armDeadline();
+  void setTiebreakerOk(bool ok);
+  void pushHealth();
   std::optional<std::string> nameOf(uint32_t nodeid) const;
   void onReach(const ping::ReachChange& change);
   election::Time now() const { return dispatcher_.now(); }
@@ -141,6 +146,8 @@ class ClusterNode final : public corosync::GroupBusListener {
   // A restart that found its resources in place keeps them while the first ping round is out.
   bool resuming_ = false;
   election::Role reported_role_ = election::Role::kInit;
+  bool tiebreaker_ok_ = true;
+  int service_health_ = 1000;
   std::unique_ptr<ping::Pinger> pinger_;  // last: its callbacks use the members above
 };
 

@@ -75,6 +75,7 @@ Result<void> ClusterSubsystem::start() {
   resources_.clear();
   if (!node) return fail(node.error());
   node_ = std::move(*node);
+  if (service_health_ != 1000) node_->setServiceHealth(service_health_);
   auto q = platform_.watchQuorum(*this);
   if (q) {
     quorum_ = std::move(*q);
@@ -146,6 +147,11 @@ void ClusterSubsystem::registerCommands(resources::CommandTable& table) {
     node_->move("");
     return nlohmann::json{{"cleared", true}};
   });
+}
+
+void ClusterSubsystem::setServiceHealth(int permille) {
+  service_health_ = permille;
+  if (node_) node_->setServiceHealth(permille);
 }
 
 }  // namespace tandem::director

@@ -34,6 +34,8 @@ class ClusterSubsystem final : public resources::Subsystem, private corosync::Qu
 
   // Every subsystem's held resources, in takeover order.
   void setResources(resources::ResourceChain::List resources);
+  // What the health checks see (ClusterNode::setServiceHealth); kept until the node starts.
+  void setServiceHealth(int permille);
   // Null before start().
   cluster::ClusterNode* node() { return node_.get(); }
   const std::string& self() const { return self_; }
@@ -48,6 +50,7 @@ class ClusterSubsystem final : public resources::Subsystem, private corosync::Qu
   OnRole on_role_;
   std::optional<config::Config> config_;
   std::optional<wire::KeyRing> prepared_keys_;
+  int service_health_ = 1000;
   resources::ResourceChain::List resources_;
   std::shared_ptr<resources::StateFileResource> holder_;
   std::unique_ptr<cluster::ClusterNode> node_;

@@ -84,7 +84,9 @@ Result<void> Director::start() {
   if (options_.with_cluster) {
     cluster_ = std::make_unique<ClusterSubsystem>(platform_, options_.node_name,
                                                   [this](election::Role r) { onRole(r); });
-    subsystems_ = buildSubsystems(platform_, options_.node_name);
+    SubsystemLinks links;
+    links.service_health = [this](int permille) { cluster_->setServiceHealth(permille); };
+    subsystems_ = buildSubsystems(platform_, options_.node_name, std::move(links));
   }
   Result<void> prepared = prepareAll(nullptr);
   const config::ReloadDiff none;

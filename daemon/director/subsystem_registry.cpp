@@ -35,25 +35,28 @@ std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std:
 
 // Health on every director; what it finds goes to IPVS (weights, removal, the fallback).
 std::unique_ptr<resources::Subsystem> makeHealth(platform::Platform& p,
-                                                 resources::ipvs::IpvsSubsystem* ipvs) {
+                                                 resources::ipvs::IpvsSubsystem* ipvs,
+                                                 std::function<void(int)> service_health) {
   resources::health::HealthDeps deps{
       p.dispatcher(),
       [&p](config::CheckType type) { return p.makeChecker(type); },
       [&p] { return p.random16(); },
       [&p] { return p.wallClockMs(); },
       p.logger().sink(),
-      [ipvs](const std::string& vs, const Endpoint& rs, bool up) { ipvs->setHealth(vs, rs, up); }};
+      [ipvs](const std::string& vs, const Endpoint& rs, bool up) { ipvs->setHealth(vs, rs, up); },
+      std::move(service_health)};
   return std::make_unique<resources::health::HealthSubsystem>(std::move(deps));
 }
 
 }  // namespace
 
 std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Platform& platform,
-                                                                   const std::string& self) {
+                                                                   const std::string& self,
+                                                                   SubsystemLinks links) {
   std::vector<std::unique_ptr<resources::Subsystem>> out;
   // IPVS first: the table is ready on every director before an election makes it ACTIVE.
   auto ipvs = makeIpvs(platform, self);
-  auto health = makeHealth(platform, ipvs.get());
+  auto health = makeHealth(platform, ipvs.get(), std::move(links.service_health));
   out.push_back(std::move(ipvs));
   out.push_back(std::move(health));
   out.push_back(makeVips(platform, self));

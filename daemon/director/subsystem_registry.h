@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,7 +13,14 @@
 // subsystem_registry.cpp: the director itself does not change.
 namespace tandem::director {
 
+// How the parts reach the director's cluster: what they say about this director's fitness.
+struct SubsystemLinks {
+  // The share of healthy real servers, per mille (ClusterNode::setServiceHealth).
+  std::function<void(int permille)> service_health;
+};
+
 std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Platform& platform,
-                                                                   const std::string& self);
+                                                                   const std::string& self,
+                                                                   SubsystemLinks links);
 
 }  // namespace tandem::director

@@ -47,6 +47,15 @@ Decision elect(const std::vector<Candidate>& candidates, const Policy& policy,
   }
   if (!holders.empty()) {
     const Candidate* keeper = best(holders);
+    if (keeper->health <= kHealthNoRealServer) {
+      std::vector<const Candidate*> seeing;
+      for (const Candidate* c : able) {
+        if (c->health > kHealthNoRealServer) seeing.push_back(c);
+      }
+      if (!seeing.empty()) {
+        return {best(seeing)->name, "the holder sees no real server up; this node sees some"};
+      }
+    }
     if (policy.failback != config::FailbackPolicy::kManual) {
       const Candidate* preferred = nullptr;
       for (const Candidate* c : able) {

@@ -12,6 +12,11 @@
 // vote round.
 namespace tandem::election {
 
+// The health of a node whose checks find none of its real servers up. Still eligible (the VIPs
+// keep serving the fallback server, and a pair that sees none at all keeps one ACTIVE), but it
+// neither wins nor keeps the resources against a node that sees some.
+inline constexpr int kHealthNoRealServer = 1;
+
 struct Candidate {
   std::string name;
   int priority = 100;
@@ -44,7 +49,8 @@ bool outranks(const Candidate& a, const Candidate& b);
 // The rules, in order:
 // 1. an operator's move to an eligible node wins;
 // 2. otherwise an eligible node that already holds the resources keeps them (stickiness); if
-//    several do (a healed split brain), the best ranked keeps them;
+//    several do (a healed split brain), the best ranked keeps them; but a holder that sees no
+//    real server up (kHealthNoRealServer) gives way to the best ranked node that sees some;
 // 3. with failback auto or delayed, a higher-priority node that is at least as healthy and has
 //    been BACKUP for failback_delay takes over from the holder;
 // 4. with no holder, the best ranked eligible node.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "election/election.h"
+
 namespace tandem::resources::health {
 
 namespace {
@@ -92,6 +94,22 @@ void HealthSubsystem::configure(const config::Config& next, const config::Config
   }
   monitors_ = std::move(kept);
   for (const auto& [key, up] : report) changed(key.first, key.second, up);
+  reportShare();
+}
+
+void HealthSubsystem::reportShare() {
+  int share = 1000;
+  if (!monitors_.empty()) {
+    share = static_cast<int>(up() * 1000 / monitors_.size());
+    // Some up rounds to at least 2: only "none up" is the floor the election knows.
+    share = up() == 0 ? election::kHealthNoRealServer
+                      : std::max(share, election::kHealthNoRealServer + 1);
+  }
+  if (share == share_) return;
+  share_ = share;
+  log(LogLevel::kInfo, "real servers up " + std::to_string(up()) + " of " +
+                           std::to_string(monitors_.size()) + " health=" + std::to_string(share));
+  if (deps_.on_share) deps_.on_share(share);
 }
 
 void HealthSubsystem::schedule(Monitor& m, Millis after) { m.timer->arm(after); }
@@ -127,6 +145,7 @@ void HealthSubsystem::onResult(Monitor& m, ProbeResult r) {
         break;
       }
     }
+    reportShare();
   }
   // The next probe starts one interval after this one ended: the windows in the reference.
   schedule(m, m.check.interval);

@@ -33,6 +33,9 @@ struct HealthDeps {
   std::function<uint64_t()> wall_clock_ms;
   LogSink log;
   HealthChanged on_change;  // may be unset
+  // The share of checked real servers that are up, per mille, whenever it changes: 1000 with
+  // no checks, election::kHealthNoRealServer (1) when none is up. May be unset.
+  std::function<void(int permille)> on_share;
 };
 
 // One change of a real server's state, kept in a bounded history.
@@ -78,11 +81,13 @@ class HealthSubsystem final : public Subsystem {
   void runProbe(Monitor& m);
   void onResult(Monitor& m, ProbeResult r);
   void changed(const std::string& virtual_server, const Endpoint& real_server, bool up);
+  void reportShare();
   void log(LogLevel level, const std::string& line) const;
 
   HealthDeps deps_;
   std::map<Key, std::unique_ptr<Monitor>> monitors_;
   std::deque<HealthEvent> history_;
+  int share_ = 1000;  // last reported
 };
 
 }  // namespace tandem::resources::health

@@ -543,6 +543,34 @@ TEST_F(Cluster, HealthChecksOnEveryDirectorSetTheWeightsAndTheFallback) {
   EXPECT_EQ(st["health"]["up"], 1);
 }
 
+// The Health column follows the checks: an ACTIVE that loses its way to every real server hands
+// over to the backup that still sees them, and the pair never has two ACTIVE on the way.
+TEST_F(Cluster, AnActiveThatSeesNoRealServerHandsOverToOneThatSeesThem) {
+  conf_.real_servers = {"203.0.113.11:80", "203.0.113.12:80"};
+  conf_.check = "type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"500ms\"\nrise = 2\nfall = 2\n";
+  for (const char* rs : {"203.0.113.11:80", "203.0.113.12:80"}) {
+    world_.checks().servers[*Endpoint::parse(rs, false)] = fakes::Server::kAlive;
+  }
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(3s);
+  EXPECT_EQ(role("a"), Role::kActive) << "both see all: the holder keeps them";
+  world_.checks().blind.insert("a");
+  auto took = runUntil(6s, [&] { return role("b") == Role::kActive; });
+  ASSERT_TRUE(took) << "b never took over from an ACTIVE that sees no real server";
+  EXPECT_NE(role("a"), Role::kActive);
+  EXPECT_EQ(platforms_["a"]->log().count(LogLevel::kNotice,
+                                         "to=RELEASING event=not-elected reason=\"the holder sees "
+                                         "no real server up; this node sees some (winner b)\""),
+            1u);
+  // a sees them again: b keeps them (manual failback), a is a healthy backup.
+  world_.checks().blind.erase("a");
+  run(5s);
+  EXPECT_EQ(role("b"), Role::kActive);
+  EXPECT_EQ(role("a"), Role::kBackup);
+}
+
 TEST_F(Cluster, AReloadOfVirtualServersLogLevelAndControlGroupTakesEffect) {
   build(kPair);
   startAll();

@@ -402,7 +402,7 @@ class FakePlatform final : public platform::Platform {
     return nullptr;
   }
   std::unique_ptr<resources::health::Checker> makeChecker(config::CheckType) override {
-    return std::make_unique<FakeChecker>(world_.checks());
+    return std::make_unique<FakeChecker>(world_.checks(), node_);
   }
   resources::sysctl::SysctlReader& sysctlReader() override { return sysctl_; }
   resources::sysctl::SysctlWriter& sysctlWriter() override { return sysctl_; }

@@ -48,6 +48,23 @@ TEST(Election, IneligibleNodesNeverWin) {
   EXPECT_FALSE(elect({a, b}, {}, std::nullopt).winner);
 }
 
+TEST(Election, AHolderThatSeesNoRealServerGivesWayToOneThatSeesSome) {
+  Candidate a = node("lb1", 200), b = node("lb2", 100);
+  a.claims_active = true;
+  a.health = kHealthNoRealServer;
+  b.health = 300;
+  auto d = elect({a, b}, {FailbackPolicy::kManual, 0ms}, std::nullopt);
+  EXPECT_EQ(d.winner, "lb2");
+  EXPECT_EQ(d.reason, "the holder sees no real server up; this node sees some");
+  b.health = kHealthNoRealServer;
+  EXPECT_EQ(elect({a, b}, {FailbackPolicy::kManual, 0ms}, std::nullopt).winner, "lb1")
+      << "neither sees any: the holder keeps them, and the VIPs serve the fallback";
+  a.health = 400;
+  b.health = 1000;
+  EXPECT_EQ(elect({a, b}, {FailbackPolicy::kManual, 0ms}, std::nullopt).winner, "lb1")
+      << "a holder that sees some keeps them, even against a healthier backup";
+}
+
 TEST(Election, TheHolderKeepsTheResourcesUnderManualFailback) {
   Candidate a = node("lb1", 200), b = node("lb2", 100);
   b.claims_active = true;

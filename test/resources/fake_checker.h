@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "fakes/sim_dispatcher.h"
@@ -23,6 +24,8 @@ struct CheckWorld {
   explicit CheckWorld(SimDispatcher& s) : sim(s) {}
   SimDispatcher& sim;
   std::map<Endpoint, Server> servers;
+  // Directors that reach no real server (a lost backend network): every probe they make fails.
+  std::set<std::string> blind;
   Millis latency{5};
   size_t probes = 0;
   size_t running = 0;
@@ -31,7 +34,8 @@ struct CheckWorld {
 
 class FakeChecker final : public Checker {
  public:
-  explicit FakeChecker(CheckWorld& w) : w_(w), timer_(w.sim.createTimer([this] { fire(); })) {}
+  explicit FakeChecker(CheckWorld& w, std::string prober = "")
+      : w_(w), prober_(std::move(prober)), timer_(w.sim.createTimer([this] { fire(); })) {}
   ~FakeChecker() override { cancel(); }
   void probe(const ProbeTarget& target, ProbeDone done) override {
     ++w_.probes;
@@ -39,7 +43,7 @@ class FakeChecker final : public Checker {
     done_ = std::move(done);
     started_ = w_.sim.now();
     auto it = w_.servers.find(target.address);
-    state_ = it == w_.servers.end() ? Server::kDead : it->second;
+    state_ = it == w_.servers.end() || w_.blind.count(prober_) ? Server::kDead : it->second;
     timeout_ = target.check.timeout;
     timer_->arm(state_ == Server::kHung ? timeout_ : w_.latency);
   }
@@ -64,6 +68,7 @@ class FakeChecker final : public Checker {
     }
   }
   CheckWorld& w_;
+  std::string prober_;
   std::unique_ptr<loop::Timer> timer_;
   ProbeDone done_;
   loop::MonoTime started_{};

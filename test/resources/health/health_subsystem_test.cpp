@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/config_loader.h"
+#include "election/election.h"
 #include "fakes/fake_file_system.h"
 #include "fakes/fake_logger.h"
 #include "fakes/sim_dispatcher.h"
@@ -79,7 +80,8 @@ class HealthSubsystemTest : public ::testing::Test {
         logger_.sink(),
         [this](const std::string& vs, const Endpoint& rs, bool up) {
           changes_.push_back(Change{vs, rs, up, sim_.now()});
-        }};
+        },
+        [this](int share) { shares_.push_back(share); }};
     return std::make_unique<HealthSubsystem>(std::move(deps));
   }
 
@@ -103,6 +105,7 @@ class HealthSubsystemTest : public ::testing::Test {
   fakes::FakeLogger logger_;
   World world_{sim_};
   std::vector<Change> changes_;
+  std::vector<int> shares_;
   std::optional<config::Config> running_;
 };
 
@@ -272,6 +275,25 @@ TEST_F(HealthSubsystemTest, TheHistoryIsBounded) {
   }
   EXPECT_GT(changes_.size(), HealthSubsystem::kHistory);
   EXPECT_EQ(h->history().size(), HealthSubsystem::kHistory);
+}
+
+// What the election advertises as this director's Health: the share of checked servers up, with
+// "none up" the floor the election knows, and 1000 again once nothing is checked.
+TEST_F(HealthSubsystemTest, TheShareOfHealthyServersIsReportedForTheElection) {
+  auto h = make();
+  configure(*h, load(configText("type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"500ms\"\n"
+                                "rise = 1\nfall = 1\n")));
+  sim_.advance(3s);
+  EXPECT_TRUE(shares_.empty()) << "all up: 1000, as without checks";
+  world_.servers[kRs1] = Server::kDead;
+  sim_.advance(3s);
+  world_.servers[kRs2] = Server::kDead;
+  sim_.advance(3s);
+  world_.servers[kRs1] = Server::kAlive;
+  sim_.advance(3s);
+  EXPECT_EQ(shares_, (std::vector<int>{500, election::kHealthNoRealServer, 500}));
+  configure(*h, load(configText("type = \"none\"\n")));
+  EXPECT_EQ(shares_.back(), 1000);
 }
 
 TEST_F(HealthSubsystemTest, ShutdownStopsEveryProbe) {
