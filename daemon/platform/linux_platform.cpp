@@ -7,6 +7,7 @@
 #include "cluster/udp_link.h"
 #include "corosync/cmap_nodelist.h"
 #include "corosync/cpg_bus.h"
+#include "health/exec_checker.h"
 #include "health/tcp_checker.h"
 #include "ipc/ipc_server.h"
 #include "ipvs/ipvs_netlink.h"
@@ -108,6 +109,8 @@ std::unique_ptr<resources::health::Checker> LinuxPlatform::makeChecker(config::C
   switch (type) {
     case config::CheckType::kTcp:
       return std::make_unique<resources::health::TcpChecker>(*dispatcher_);
+    case config::CheckType::kExec:
+      return std::make_unique<resources::health::ExecChecker>(*dispatcher_, *children_);
     default:
       return nullptr;
   }

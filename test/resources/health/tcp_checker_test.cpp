@@ -15,7 +15,7 @@
 #include <optional>
 #include <vector>
 
-#include "loop/qb_dispatcher.h"
+#include "resources/health/probe_loop.h"
 
 namespace tandem::resources::health {
 namespace {
@@ -58,20 +58,6 @@ struct Listener {
 
 class TcpCheckerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto d = loop::QbDispatcher::create();
-    ASSERT_TRUE(d.has_value()) << d.error().message;
-    loop_ = std::move(*d);
-    guard_ = loop_->createTimer([this] {
-      guard_fired_ = true;
-      loop_->stop();
-    });
-  }
-  void TearDown() override {
-    guard_.reset();
-    loop_.reset();
-  }
-
   ProbeResult run(TcpChecker& checker, const Endpoint& at, Millis timeout = 1000ms,
                   bool reset = false) {
     ProbeTarget t;
@@ -79,27 +65,16 @@ class TcpCheckerTest : public ::testing::Test {
     t.check.type = config::CheckType::kTcp;
     t.check.timeout = timeout;
     t.check.tcp_reset = reset;
-    std::optional<ProbeResult> out;
-    checker.probe(t, [&](ProbeResult r) {
-      out = std::move(r);
-      loop_->stop();
-    });
-    EXPECT_FALSE(out) << "never before probe() returns";
-    guard_->arm(5s);
-    loop_->run();
-    guard_->cancel();
-    EXPECT_FALSE(guard_fired_) << "the probe never ended";
-    return out.value_or(ProbeResult{false, "no result", 0ms});
+    return loop_.probe(checker, t, 5s);
   }
 
-  std::unique_ptr<loop::QbDispatcher> loop_;
-  std::unique_ptr<loop::Timer> guard_;
-  bool guard_fired_ = false;
+  ProbeLoop loop_;
+  loop::QbDispatcher* loop() { return &loop_.dispatcher(); }
 };
 
 TEST_F(TcpCheckerTest, AListenerIsHealthy) {
   Listener l(Family::kInet);
-  TcpChecker c(*loop_);
+  TcpChecker c(*loop());
   ProbeResult r = run(c, l.endpoint);
   EXPECT_TRUE(r.ok) << r.reason;
   EXPECT_EQ(r.reason, "connected");
@@ -112,7 +87,7 @@ TEST_F(TcpCheckerTest, AClosedPortIsRefused) {
     Listener gone(Family::kInet);
     port = gone.port;
   }
-  TcpChecker c(*loop_);
+  TcpChecker c(*loop());
   Endpoint at = *Endpoint::parse("127.0.0.1:" + std::to_string(port), false);
   ProbeResult r = run(c, at);
   EXPECT_FALSE(r.ok);
@@ -132,7 +107,7 @@ TEST_F(TcpCheckerTest, AListenerWhoseQueueIsFullTimesOut) {
     (void)::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
     fillers.push_back(fd);
   }
-  TcpChecker c(*loop_);
+  TcpChecker c(*loop());
   ProbeResult r = run(c, l.endpoint, 200ms);
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.reason, "timed out after 200 ms");
@@ -154,7 +129,7 @@ int serverSees(int listener) {
 
 TEST_F(TcpCheckerTest, TcpResetClosesWithAResetTheServerSees) {
   Listener l(Family::kInet);
-  TcpChecker c(*loop_);
+  TcpChecker c(*loop());
   ASSERT_TRUE(run(c, l.endpoint, 1000ms, true).ok);
   EXPECT_EQ(serverSees(l.fd), -ECONNRESET);
   ASSERT_TRUE(run(c, l.endpoint, 1000ms, false).ok);
@@ -163,23 +138,23 @@ TEST_F(TcpCheckerTest, TcpResetClosesWithAResetTheServerSees) {
 
 TEST_F(TcpCheckerTest, Ipv6WorksAlike) {
   Listener l(Family::kInet6);
-  TcpChecker c(*loop_);
+  TcpChecker c(*loop());
   ProbeResult r = run(c, l.endpoint);
   EXPECT_TRUE(r.ok) << r.reason;
 }
 
 TEST_F(TcpCheckerTest, CancelAbandonsTheProbeWithoutCallingBack) {
   Listener l(Family::kInet, 0);
-  TcpChecker c(*loop_);
+  TcpChecker c(*loop());
   ProbeTarget t;
   t.address = l.endpoint;
   t.check.timeout = 50ms;
   bool called = false;
   c.probe(t, [&](ProbeResult) { called = true; });
   c.cancel();
-  auto stop = loop_->createTimer([this] { loop_->stop(); });
+  auto stop = loop()->createTimer([this] { loop()->stop(); });
   stop->arm(100ms);
-  loop_->run();
+  loop()->run();
   EXPECT_FALSE(called);
 }
 

@@ -1,0 +1,85 @@
+// The exec checker with real children on the real loop: exit 0 is healthy, another exit is not
+// and says what the command printed, the real server is in the environment, and a command that
+// outlives its timeout fails and is killed with everything it started. A guard timer fails a
+// probe that never ends.
+#include "health/exec_checker.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <string>
+
+#include "process/posix_child_runner.h"
+#include "resources/health/probe_loop.h"
+
+namespace tandem::resources::health {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ExecCheckerTest : public ::testing::Test {
+ protected:
+  ProbeResult run(const std::string& shell_line, Millis timeout = 2000ms) {
+    ProbeTarget t;
+    t.address = *Endpoint::parse("127.0.0.1:8080", false);
+    t.virtual_server = "web";
+    t.check.type = config::CheckType::kExec;
+    t.check.timeout = timeout;
+    t.check.command = config::Command{{shell_line}, true};
+    ExecChecker checker(loop_.dispatcher(), runner_);
+    return loop_.probe(checker, t);
+  }
+
+  ProbeLoop loop_;
+  process::PosixChildRunner runner_{loop_.dispatcher()};
+};
+
+TEST_F(ExecCheckerTest, ExitZeroIsHealthy) {
+  ProbeResult r = run("exit 0");
+  EXPECT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(r.reason, "exit 0");
+}
+
+TEST_F(ExecCheckerTest, AnotherExitFailsWithWhatTheCommandSaid) {
+  ProbeResult r = run("echo 'backend says no'; exit 3");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.reason, "exit 3: backend says no");
+}
+
+TEST_F(ExecCheckerTest, TheRealServerIsInTheEnvironment) {
+  ProbeResult r =
+      run("test \"$TANDEM_VIRTUAL_SERVER\" = web && test \"$TANDEM_RS_ADDRESS\" = 127.0.0.1 && "
+          "test \"$TANDEM_RS_PORT\" = 8080 && test \"$TANDEM_CHECK_TIMEOUT_MS\" = 2000");
+  EXPECT_TRUE(r.ok) << r.reason;
+}
+
+TEST_F(ExecCheckerTest, AHungCheckTimesOutAndEverythingItStartedIsKilled) {
+  char dir_template[] = "/tmp/tandem-exec-check-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string pidfile = std::string(dir_template) + "/pid";
+  // A grandchild in the background, and the check itself hung on it.
+  ProbeResult r = run("sleep 30 & echo $! > " + pidfile + "; wait", 300ms);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.reason.find("timed out"), std::string::npos) << r.reason;
+  EXPECT_GE(r.took, 300ms);
+  EXPECT_LT(r.took, 5000ms);
+  int pid = 0;
+  std::ifstream(pidfile) >> pid;
+  ASSERT_GT(pid, 0);
+  // The process group was sent SIGKILL when the timeout passed; wait (bounded) for it to be gone.
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = ::kill(pid, 0) != 0 && errno == ESRCH;
+    if (!gone) ::usleep(10000);
+  }
+  EXPECT_TRUE(gone) << "the grandchild " << pid << " outlived the check";
+  if (!gone) ::kill(pid, SIGKILL);
+  ::unlink(pidfile.c_str());
+  ::rmdir(dir_template);
+}
+
+}  // namespace
+}  // namespace tandem::resources::health
