@@ -52,17 +52,21 @@ struct Known {
   std::map<DestKey, std::string> health;
 };
 
-std::map<ServiceKey, Known> knownServices(const config::Config& cfg) {
+std::map<ServiceKey, Known> knownServices(const config::Config& cfg, const HealthReports* health) {
   std::map<ServiceKey, Known> out;
   for (const auto& vs : cfg.virtual_servers) {
     ServiceKey key = resources::ipvs::desiredService(vs).key;
     if (out.count(key) != 0) continue;  // the first of two with one key wins, as in the table
     Known k{vs.name, {}};
     if (vs.fallback) k.health[DestKey{vs.fallback->address, vs.fallback->port}] = "fallback";
-    // Checks do not run yet: a server with none is up by definition, one with a check unknown.
-    const char* health = vs.check.type == config::CheckType::kNone ? "up" : "unknown";
+    // A server with no check is up by definition; one with a check as it last changed.
     for (const auto& rs : vs.real_servers) {
-      k.health[DestKey{rs.address.address, rs.address.port}] = health;
+      const char* state = "up";
+      if (rs.check.type != config::CheckType::kNone && health != nullptr) {
+        auto h = health->find({vs.name, rs.address});
+        if (h != health->end() && !h->second) state = "down";
+      }
+      k.health[DestKey{rs.address.address, rs.address.port}] = state;
     }
     out.emplace(key, std::move(k));
   }
@@ -73,7 +77,7 @@ std::map<ServiceKey, Known> knownServices(const config::Config& cfg) {
 
 json ipvsJson(const resources::ipvs::Table& table, const config::Config& cfg,
               const IpvsView& view) {
-  const auto known = knownServices(cfg);
+  const auto known = knownServices(cfg, view.health);
   json services = json::array();
   for (const auto& st : table.services) {
     const auto& svc = st.service;

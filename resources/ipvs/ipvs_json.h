@@ -1,7 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 
 #include "common/duration.h"
 #include "config/config.h"
@@ -10,14 +13,19 @@
 // The ipvs answer of protocol.h from a dumped table and the running config. Pure.
 namespace tandem::resources::ipvs {
 
+// What the health checks reported, by (virtual server name, real server as configured).
+using HealthReports = std::map<std::pair<std::string, Endpoint>, bool>;
+
 struct IpvsView {
   bool in_sync = false;
   Millis monitor_interval{0};
+  const HealthReports* health = nullptr;
 };
 
 // Each service with its destinations and counters, in the table's order. What tandem knows
-// comes from cfg: a service's name and whether it is managed, each real server's health ("up"
-// when it has no check, "unknown" while checks do not run, "fallback" for the sorry server).
+// comes from cfg and the view: a service's name and whether it is managed, each real server's
+// health ("up" or "down" as its check last decided, "up" without a check or before its first
+// change, "fallback" for the sorry server).
 nlohmann::json ipvsJson(const Table& table, const config::Config& cfg, const IpvsView& view);
 
 }  // namespace tandem::resources::ipvs

@@ -154,7 +154,8 @@ Result<nlohmann::json> IpvsSubsystem::show() {
                 "(see the log; tandemd tries again every " +
                     formatDuration(config_->ipvs.monitor_interval) + ")");
   }
-  return ipvsJson(*table, *config_, IpvsView{loop_->lastPassOk(), config_->ipvs.monitor_interval});
+  return ipvsJson(*table, *config_,
+                  IpvsView{loop_->lastPassOk(), config_->ipvs.monitor_interval, &health_});
 }
 
 }  // namespace tandem::resources::ipvs

@@ -283,12 +283,22 @@ TEST_F(IpvsSubsystemTest, ShowListsServicesWithNamesHealthAndCounters) {
   }
 }
 
-TEST_F(IpvsSubsystemTest, ARealServerWithACheckShowsUnknownHealthUntilChecksRun) {
-  Subsystem m(deps());
-  m.configure(load(withWeb() + "[virtual_server.check]\ntype = \"tcp\"\n"));
-  auto shown = m.show();
-  ASSERT_TRUE(shown.has_value()) << shown.error().message;
-  EXPECT_EQ((*shown)["services"][0]["destinations"][0]["health"], "unknown");
+TEST_F(IpvsSubsystemTest, ARealServerShowsTheHealthItsCheckReported) {
+  IpvsSubsystem s(deps(), "a");
+  const config::Config cfg = load(withWeb() + "[virtual_server.check]\ntype = \"tcp\"\n");
+  s.configure(cfg, nullptr, config::ReloadDiff{});
+  sim_.advance(0ms);
+  auto health_of = [&](size_t i) {
+    auto shown = s.show();
+    EXPECT_TRUE(shown.has_value()) << shown.error().message;
+    return shown ? (*shown)["services"][0]["destinations"][i]["health"] : nlohmann::json();
+  };
+  EXPECT_EQ(health_of(1), "up") << "before its first change: up, as it takes traffic";
+  s.setHealth("web", cfg.virtual_servers[0].real_servers[1].address, false);
+  sim_.advance(0ms);
+  EXPECT_EQ(health_of(1), "down");
+  EXPECT_EQ(kernel_.dest(kWeb, kRs2)->weight, 0) << "quiescent";
+  EXPECT_EQ(health_of(0), "up");
 }
 
 TEST_F(IpvsSubsystemTest, ADumpThatFailsIsAnErrorNamingTheTable) {
