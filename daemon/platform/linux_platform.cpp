@@ -7,8 +7,7 @@
 #include "cluster/udp_link.h"
 #include "corosync/cmap_nodelist.h"
 #include "corosync/cpg_bus.h"
-#include "health/exec_checker.h"
-#include "health/tcp_checker.h"
+#include "health/linux_checkers.h"
 #include "ipc/ipc_server.h"
 #include "ipvs/ipvs_netlink.h"
 #include "ping/raw_echo_transport.h"
@@ -106,14 +105,7 @@ Result<std::unique_ptr<resources::ipvs::Kernel>> LinuxPlatform::openIpvs() {
 }
 
 std::unique_ptr<resources::health::Checker> LinuxPlatform::makeChecker(config::CheckType type) {
-  switch (type) {
-    case config::CheckType::kTcp:
-      return std::make_unique<resources::health::TcpChecker>(*dispatcher_);
-    case config::CheckType::kExec:
-      return std::make_unique<resources::health::ExecChecker>(*dispatcher_, *children_);
-    default:
-      return nullptr;
-  }
+  return resources::health::makeLinuxChecker(type, *dispatcher_, *children_);
 }
 
 std::unique_ptr<resources::ipvs::OwnedStore> LinuxPlatform::openIpvsOwned(

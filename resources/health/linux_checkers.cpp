@@ -1,0 +1,20 @@
+#include "health/linux_checkers.h"
+
+#include "health/exec_checker.h"
+#include "health/tcp_checker.h"
+
+namespace tandem::resources::health {
+
+std::unique_ptr<Checker> makeLinuxChecker(config::CheckType type, loop::Dispatcher& dispatcher,
+                                          process::ChildRunner& children) {
+  switch (type) {
+    case config::CheckType::kTcp:
+      return std::make_unique<TcpChecker>(dispatcher);
+    case config::CheckType::kExec:
+      return std::make_unique<ExecChecker>(dispatcher, children);
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace tandem::resources::health
