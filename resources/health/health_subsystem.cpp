@@ -51,6 +51,7 @@ void HealthSubsystem::configure(const config::Config& next, const config::Config
   (void)diff;
   std::map<Key, std::unique_ptr<Monitor>> kept;
   std::vector<std::pair<Key, bool>> report;  // after the maps are settled
+  std::map<std::string, size_t> unbuilt;     // check types without a checker: servers each
   const uint64_t now_ms = deps_.wall_clock_ms ? deps_.wall_clock_ms() : 0;
   for (const auto& vs : next.virtual_servers) {
     for (const auto& rs : vs.real_servers) {
@@ -72,9 +73,7 @@ void HealthSubsystem::configure(const config::Config& next, const config::Config
       m->checker = deps_.make_checker ? deps_.make_checker(rs.check.type) : nullptr;
       m->since_ms = now_ms;
       if (!m->checker) {
-        log(LogLevel::kWarning,
-            "no checker for check type " + config::checkTypeName(rs.check.type) + " yet vs=" +
-                vs.name + " rs=" + rs.address.toString() + "; the real server counts as up");
+        ++unbuilt[config::checkTypeName(rs.check.type)];
         if (!was_up) report.emplace_back(key, true);
         continue;
       }
@@ -84,6 +83,10 @@ void HealthSubsystem::configure(const config::Config& next, const config::Config
       kept.emplace(key, std::move(m));
       schedule(ref, startOffset(rs.check.interval, deps_.random16 ? deps_.random16() : 0));
     }
+  }
+  for (const auto& [type, n] : unbuilt) {
+    log(LogLevel::kWarning, type + " checks are not built yet: " + std::to_string(n) +
+                                " real server(s) with one are not checked and count as up");
   }
   // What is left lost its check (or its server): it counts as up again.
   for (auto& [key, m] : monitors_) {

@@ -74,7 +74,10 @@ class HealthSubsystemTest : public ::testing::Test {
   std::unique_ptr<HealthSubsystem> make(uint16_t random = 0) {
     HealthDeps deps{
         sim_,
-        [this](config::CheckType) { return std::make_unique<FakeChecker>(world_); },
+        [this](config::CheckType type) -> std::unique_ptr<Checker> {
+          if (type == config::CheckType::kSmtp) return nullptr;  // a type not built
+          return std::make_unique<FakeChecker>(world_);
+        },
         [random] { return random; },
         [this] { return static_cast<uint64_t>(sim_.now().time_since_epoch().count() / 1000000); },
         logger_.sink(),
@@ -294,6 +297,17 @@ TEST_F(HealthSubsystemTest, TheShareOfHealthyServersIsReportedForTheElection) {
   EXPECT_EQ(shares_, (std::vector<int>{500, election::kHealthNoRealServer, 500}));
   configure(*h, load(configText("type = \"none\"\n")));
   EXPECT_EQ(shares_.back(), 1000);
+}
+
+TEST_F(HealthSubsystemTest, ATypeWithoutACheckerIsOneWarningAndItsServersStayUp) {
+  auto h = make();
+  configure(*h, load(configText("type = \"smtp\"\n")));
+  EXPECT_EQ(logger_.count(LogLevel::kWarning, "smtp checks are not built yet: 2 real server(s)"),
+            1u);
+  EXPECT_EQ(h->checked(), 0u);
+  EXPECT_TRUE(changes_.empty());
+  sim_.advance(10s);
+  EXPECT_EQ(world_.probes, 0u);
 }
 
 TEST_F(HealthSubsystemTest, ShutdownStopsEveryProbe) {
