@@ -56,8 +56,11 @@ netlink::NetlinkSocket::Decoder NetlinkKernel::decoder(uint32_t seq, std::string
           out = std::move(out)](std::span<const uint8_t> datagram) -> Result<bool> {
     auto msgs = codec::decode(datagram, family_id);
     if (!msgs) {
-      return fail(ErrorCode::kParse,
-                  "bad reply from the kernel (" + what + "): " + msgs.error().message);
+      return fail(
+          ErrorCode::kParse,
+          "bad reply from the kernel" +
+              netlink::inParens(what.empty() && op ? "cannot " + codec::describe(*op) : what) +
+              ": " + msgs.error().message);
     }
     for (auto& m : *msgs) {
       if (m.seq != seq || (m.pid != 0 && m.pid != portid)) continue;
@@ -186,10 +189,15 @@ void NetlinkKernel::apply(const Op& op, KernelDone<void> done) {
                   fail(req.error().code, "cannot change IPVS: " + req.error().message));
     return;
   }
-  transact(std::move(*req), seq, "cannot " + codec::describe(op), op,
-           [this, done = std::move(done)](Result<Messages> replies) {
+  // Described only when it fails: a first apply sends 11,000 of these, and formatting each one's
+  // description costs more than the request under the VM's emulation.
+  transact(std::move(*req), seq, std::string(), op,
+           [this, op, done = std::move(done)](Result<Messages> replies) {
              if (!replies) {
-               done(fail(replies.error()));
+               Error e = replies.error();
+               const std::string what = "cannot " + codec::describe(op);
+               if (e.message.rfind(what, 0) != 0) e.message = what + ": " + e.message;
+               done(fail(std::move(e)));
                return;
              }
              ++writes_;  // a write is a request that changed the kernel: a refused one did not

@@ -24,6 +24,8 @@ constexpr std::chrono::milliseconds kWakeBudget{10};
 
 }  // namespace
 
+std::string inParens(const std::string& what) { return what.empty() ? "" : " (" + what + ")"; }
+
 Result<Route> routeDatagram(std::span<const uint8_t> datagram) {
   if (datagram.size() < sizeof(nlmsghdr)) {
     return fail(ErrorCode::kParse, "a datagram shorter than a netlink header");
@@ -98,7 +100,8 @@ void NetlinkSocket::request(std::vector<uint8_t> bytes, uint32_t seq, std::strin
 
 void NetlinkSocket::send(std::vector<uint8_t> bytes, uint32_t seq, Pending p) {
   if (mnl_socket_sendto(nl_, bytes.data(), bytes.size()) < 0) {
-    post(std::move(p.done), fail(errnoError(errno, "cannot send to the kernel (" + p.what + ")")));
+    post(std::move(p.done),
+         fail(errnoError(errno, "cannot send to the kernel" + inParens(p.what))));
     return;
   }
   if (p.dump) dump_running_ = true;
@@ -152,7 +155,7 @@ void NetlinkSocket::onDeadline() {
     const std::string what = it->second.what;
     const auto ms = it->second.timeout.count();
     complete(seq, fail(ErrorCode::kTimeout, "the kernel did not answer within " +
-                                                std::to_string(ms) + " ms (" + what + ")"));
+                                                std::to_string(ms) + " ms" + inParens(what)));
     if (alive.expired()) return;
   }
   armDeadline();
@@ -200,7 +203,7 @@ void NetlinkSocket::onReadable() {
         auto it = pending_.find(seq);
         if (it == pending_.end()) continue;
         complete(seq,
-                 fail(errnoError(err, "cannot read from the kernel (" + it->second.what + ")")));
+                 fail(errnoError(err, "cannot read from the kernel" + inParens(it->second.what))));
         if (alive.expired()) return;
       }
       if (err != ENOBUFS) return;
@@ -232,16 +235,16 @@ void NetlinkSocket::onReadable() {
 Result<void> NetlinkSocket::exchangeNow(const std::vector<uint8_t>& bytes, uint32_t seq,
                                         const std::string& what, const Decoder& decoder) {
   if (mnl_socket_sendto(nl_, bytes.data(), bytes.size()) < 0) {
-    return fail(errnoError(errno, "cannot send to the kernel (" + what + ")"));
+    return fail(errnoError(errno, "cannot send to the kernel" + inParens(what)));
   }
   if (rx_.empty()) rx_.resize(kReceiveBuffer / sizeof(uint64_t));
   for (;;) {
     ssize_t got = mnl_socket_recvfrom(nl_, rx_.data(), kReceiveBuffer);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      return fail(ErrorCode::kTimeout, "the kernel did not answer at once (" + what + ")");
+      return fail(ErrorCode::kTimeout, "the kernel did not answer at once" + inParens(what));
     }
-    if (got < 0) return fail(errnoError(errno, "cannot read from the kernel (" + what + ")"));
+    if (got < 0) return fail(errnoError(errno, "cannot read from the kernel" + inParens(what)));
     const std::span<const uint8_t> datagram(reinterpret_cast<const uint8_t*>(rx_.data()),
                                             static_cast<size_t>(got));
     auto route = routeDatagram(datagram);

@@ -31,6 +31,10 @@ struct Route {
 };
 [[nodiscard]] Result<Route> routeDatagram(std::span<const uint8_t> datagram);
 
+// " (what)", or nothing for an empty what: a caller that describes its own failures (IPVS
+// writes, 11,000 of them on a first apply) need not format a description per request.
+std::string inParens(const std::string& what);
+
 class NetlinkSocket {
  public:
   // Reads one datagram of the request's replies: true when the request is complete (its ack,
