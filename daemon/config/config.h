@@ -113,8 +113,10 @@ struct Check {
   std::string path = "/";
   std::string host;  // Host header; empty: the real server's address
   std::vector<StatusRange> expect_status{StatusRange{}};
-  std::string expect_body;  // substring; empty: any body
-  bool tls_verify = false;  // https: verify the real server's certificate
+  std::string expect_body;        // substring; empty: any body
+  uint32_t max_response = 65536;  // body bytes read at most; a longer body fails the probe
+  bool tls_verify = false;        // https: verify the real server's certificate
+  std::string ca_file;            // https: the PEM bundle to verify against; empty: the system's
   // udp
   std::string payload;
   std::string expect_reply;  // substring; empty: any reply

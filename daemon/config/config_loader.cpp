@@ -31,7 +31,9 @@ const std::map<std::string, std::vector<CheckType>>& checkOptionOwners() {
       {"host", {CheckType::kHttp, CheckType::kHttps}},
       {"expect_status", {CheckType::kHttp, CheckType::kHttps}},
       {"expect_body", {CheckType::kHttp, CheckType::kHttps}},
+      {"max_response", {CheckType::kHttp, CheckType::kHttps}},
       {"tls_verify", {CheckType::kHttps}},
+      {"ca_file", {CheckType::kHttps}},
       {"payload", {CheckType::kUdp}},
       {"expect_reply", {CheckType::kUdp}},
       {"query_name", {CheckType::kDns}},
@@ -701,9 +703,21 @@ class Loader {
         }
       }
       if (auto s = r.string("expect_body")) c.expect_body = *s;
+      if (auto n = r.integer("max_response", 256, 16777216)) {
+        c.max_response = static_cast<uint32_t>(*n);
+      }
     }
     if (owns("tls_verify")) {
       if (auto b = r.boolean("tls_verify")) c.tls_verify = *b;
+      if (auto s = r.string("ca_file")) {
+        // tandemd runs in / (daemonize, systemd): a relative path would name another file for
+        // it than for `tandem config verify` run elsewhere.
+        if (!s->empty() && s->front() != '/') {
+          r.badValue("ca_file", "\"" + *s + "\" is not an absolute path",
+                     "name the PEM file from /, e.g. \"/etc/tandem/real-servers-ca.pem\"");
+        }
+        c.ca_file = *s;
+      }
     }
     if (owns("payload")) {
       if (auto s = r.string("payload")) c.payload = *s;

@@ -146,6 +146,30 @@ rise = 5
   EXPECT_EQ(r.config->vips.at(0).announce_count, 3);
 }
 
+TEST_F(ConfigLoaderTest, HttpsChecksReadMaxResponseAndCaFileWithInheritance) {
+  LoadResult r = load(std::string(kMinimal) + R"(
+[[virtual_server]]
+address = "198.51.100.10:443"
+[virtual_server.check]
+type = "https"
+tls_verify = true
+ca_file = "/etc/tandem/rs-ca.pem"
+[[virtual_server.real_server]]
+address = "203.0.113.11"
+[[virtual_server.real_server]]
+address = "203.0.113.12"
+[virtual_server.real_server.check]
+max_response = 256
+ca_file = ""
+)");
+  ASSERT_TRUE(r.ok()) << r.diagnostics.formatAll();
+  const VirtualServer& vs = r.config->virtual_servers.at(0);
+  EXPECT_EQ(vs.check.max_response, 65536u) << "the documented default";
+  EXPECT_EQ(vs.real_servers.at(0).check.ca_file, "/etc/tandem/rs-ca.pem");
+  EXPECT_EQ(vs.real_servers.at(1).check.max_response, 256u);
+  EXPECT_EQ(vs.real_servers.at(1).check.ca_file, "") << "empty: back to the system's store";
+}
+
 TEST_F(ConfigLoaderTest, ListsEveryErrorNotOnlyTheFirst) {
   LoadResult r = load(R"(
 [cluster]
