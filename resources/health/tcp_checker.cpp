@@ -5,23 +5,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
+#include "health/reasons.h"
+
 namespace tandem::resources::health {
-
-namespace {
-
-// errno in an operator's words, lower case: "connection refused", "no route to host".
-std::string errnoReason(int err) {
-  std::string s = std::strerror(err);
-  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-  return s;
-}
-
-}  // namespace
 
 TcpChecker::TcpChecker(loop::Dispatcher& dispatcher) : dispatcher_(dispatcher) {
   timer_ = dispatcher_.createTimer([this] {
@@ -31,7 +21,7 @@ TcpChecker::TcpChecker(loop::Dispatcher& dispatcher) : dispatcher_(dispatcher) {
       finish(ok, std::move(reason));
       return;
     }
-    finish(false, "timed out after " + std::to_string(timeout_.count()) + " ms");
+    finish(false, timedOutReason(timeout_));
   });
 }
 
