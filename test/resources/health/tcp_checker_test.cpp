@@ -5,58 +5,23 @@
 #include "health/tcp_checker.h"
 
 #include <arpa/inet.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-#include <optional>
 #include <vector>
 
-#include "resources/health/probe_loop.h"
+#include "resources/health/real_loop_test.h"
 
 namespace tandem::resources::health {
 namespace {
 
 using namespace std::chrono_literals;
 
-// A listening socket on the loopback address of family, on a port the kernel picks.
-struct Listener {
-  explicit Listener(Family family, int backlog = 16) {
-    fd = ::socket(family == Family::kInet ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    EXPECT_GE(fd, 0);
-    sockaddr_storage sa{};
-    socklen_t len = 0;
-    if (family == Family::kInet) {
-      auto* in = reinterpret_cast<sockaddr_in*>(&sa);
-      in->sin_family = AF_INET;
-      in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      len = sizeof(sockaddr_in);
-    } else {
-      auto* in6 = reinterpret_cast<sockaddr_in6*>(&sa);
-      in6->sin6_family = AF_INET6;
-      in6->sin6_addr = in6addr_loopback;
-      len = sizeof(sockaddr_in6);
-    }
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), len), 0) << std::strerror(errno);
-    EXPECT_EQ(::listen(fd, backlog), 0);
-    EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len), 0);
-    port = ntohs(family == Family::kInet ? reinterpret_cast<sockaddr_in*>(&sa)->sin_port
-                                         : reinterpret_cast<sockaddr_in6*>(&sa)->sin6_port);
-    endpoint.address = *IpAddress::parse(family == Family::kInet ? "127.0.0.1" : "::1");
-    endpoint.port = port;
-  }
-  ~Listener() {
-    if (fd >= 0) ::close(fd);
-  }
-  int fd = -1;
-  uint16_t port = 0;
-  Endpoint endpoint;
-};
+using Listener = test::LoopbackListener;
 
-class TcpCheckerTest : public ::testing::Test {
+class TcpCheckerTest : public test::RealLoopTest {
  protected:
   ProbeResult run(TcpChecker& checker, const Endpoint& at, Millis timeout = 1000ms,
                   bool reset = false) {
@@ -65,16 +30,13 @@ class TcpCheckerTest : public ::testing::Test {
     t.check.type = config::CheckType::kTcp;
     t.check.timeout = timeout;
     t.check.tcp_reset = reset;
-    return loop_.probe(checker, t, 5s);
+    return probeOnce(checker, t);
   }
-
-  ProbeLoop loop_;
-  loop::QbDispatcher* loop() { return &loop_.dispatcher(); }
 };
 
 TEST_F(TcpCheckerTest, AListenerIsHealthy) {
   Listener l(Family::kInet);
-  TcpChecker c(*loop());
+  TcpChecker c(*loop_);
   ProbeResult r = run(c, l.endpoint);
   EXPECT_TRUE(r.ok) << r.reason;
   EXPECT_EQ(r.reason, "connected");
@@ -87,7 +49,7 @@ TEST_F(TcpCheckerTest, AClosedPortIsRefused) {
     Listener gone(Family::kInet);
     port = gone.port;
   }
-  TcpChecker c(*loop());
+  TcpChecker c(*loop_);
   Endpoint at = *Endpoint::parse("127.0.0.1:" + std::to_string(port), false);
   ProbeResult r = run(c, at);
   EXPECT_FALSE(r.ok);
@@ -107,7 +69,7 @@ TEST_F(TcpCheckerTest, AListenerWhoseQueueIsFullTimesOut) {
     (void)::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
     fillers.push_back(fd);
   }
-  TcpChecker c(*loop());
+  TcpChecker c(*loop_);
   ProbeResult r = run(c, l.endpoint, 200ms);
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.reason, "timed out after 200 ms");
@@ -129,7 +91,7 @@ int serverSees(int listener) {
 
 TEST_F(TcpCheckerTest, TcpResetClosesWithAResetTheServerSees) {
   Listener l(Family::kInet);
-  TcpChecker c(*loop());
+  TcpChecker c(*loop_);
   ASSERT_TRUE(run(c, l.endpoint, 1000ms, true).ok);
   EXPECT_EQ(serverSees(l.fd), -ECONNRESET);
   ASSERT_TRUE(run(c, l.endpoint, 1000ms, false).ok);
@@ -138,23 +100,23 @@ TEST_F(TcpCheckerTest, TcpResetClosesWithAResetTheServerSees) {
 
 TEST_F(TcpCheckerTest, Ipv6WorksAlike) {
   Listener l(Family::kInet6);
-  TcpChecker c(*loop());
+  TcpChecker c(*loop_);
   ProbeResult r = run(c, l.endpoint);
   EXPECT_TRUE(r.ok) << r.reason;
 }
 
 TEST_F(TcpCheckerTest, CancelAbandonsTheProbeWithoutCallingBack) {
   Listener l(Family::kInet, 0);
-  TcpChecker c(*loop());
+  TcpChecker c(*loop_);
   ProbeTarget t;
   t.address = l.endpoint;
   t.check.timeout = 50ms;
   bool called = false;
   c.probe(t, [&](ProbeResult) { called = true; });
   c.cancel();
-  auto stop = loop()->createTimer([this] { loop()->stop(); });
+  auto stop = loop_->createTimer([this] { loop_->stop(); });
   stop->arm(100ms);
-  loop()->run();
+  loop_->run();
   EXPECT_FALSE(called);
 }
 
