@@ -1,6 +1,7 @@
 #include "health/linux_checkers.h"
 
 #include "health/exec_checker.h"
+#include "health/http_checker.h"
 #include "health/tcp_checker.h"
 
 namespace tandem::resources::health {
@@ -12,6 +13,9 @@ std::unique_ptr<Checker> makeLinuxChecker(config::CheckType type, loop::Dispatch
       return std::make_unique<TcpChecker>(dispatcher);
     case config::CheckType::kExec:
       return std::make_unique<ExecChecker>(dispatcher, children);
+    case config::CheckType::kHttp:
+    case config::CheckType::kHttps:
+      return std::make_unique<HttpChecker>(dispatcher);
     default:
       return nullptr;
   }
