@@ -13,15 +13,24 @@
 #include <string>
 
 #include "process/posix_child_runner.h"
-#include "resources/health/probe_loop.h"
+#include "resources/health/real_loop_test.h"
 
 namespace tandem::resources::health {
 namespace {
 
 using namespace std::chrono_literals;
 
-class ExecCheckerTest : public ::testing::Test {
+class ExecCheckerTest : public test::RealLoopTest {
  protected:
+  void SetUp() override {
+    RealLoopTest::SetUp();
+    runner_ = std::make_unique<process::PosixChildRunner>(*loop_);
+  }
+  void TearDown() override {
+    runner_.reset();
+    RealLoopTest::TearDown();
+  }
+
   ProbeResult run(const std::string& shell_line, Millis timeout = 2000ms) {
     ProbeTarget t;
     t.address = *Endpoint::parse("127.0.0.1:8080", false);
@@ -29,12 +38,11 @@ class ExecCheckerTest : public ::testing::Test {
     t.check.type = config::CheckType::kExec;
     t.check.timeout = timeout;
     t.check.command = config::Command{{shell_line}, true};
-    ExecChecker checker(loop_.dispatcher(), runner_);
-    return loop_.probe(checker, t);
+    ExecChecker checker(*loop_, *runner_);
+    return probeOnce(checker, t);
   }
 
-  ProbeLoop loop_;
-  process::PosixChildRunner runner_{loop_.dispatcher()};
+  std::unique_ptr<process::PosixChildRunner> runner_;
 };
 
 TEST_F(ExecCheckerTest, ExitZeroIsHealthy) {
