@@ -106,6 +106,8 @@ struct Check {
   int fall = 3;
   InitialHealth initial = InitialHealth::kUp;
   uint16_t port = 0;  // 0: the real server's port
+  // Where probes leave from (tcp, http, https, udp, dns, smtp); unset: the kernel's choice.
+  std::optional<IpAddress> source_address;
   // tcp: close each probe with a reset (SO_LINGER 0), so it leaves no TIME_WAIT on the server
   bool tcp_reset = false;
   // http / https
@@ -114,20 +116,27 @@ struct Check {
   std::string host;  // Host header; empty: the real server's address
   std::vector<StatusRange> expect_status{StatusRange{}};
   std::string expect_body;        // substring; empty: any body
+  std::string expect_body_regex;  // POSIX extended regex the body must match; empty: any
   uint32_t max_response = 65536;  // body bytes read at most; a longer body fails the probe
   bool tls_verify = false;        // https: verify the real server's certificate
   std::string ca_file;            // https: the PEM bundle to verify against; empty: the system's
   // udp
   std::string payload;
   std::string expect_reply;  // substring; empty: any reply
+  // Healthy when no ICMP port-unreachable comes back within the timeout, reply or not.
+  bool accept_silence = false;
   // dns
   std::string query_name;
   std::string query_type = "A";
   std::string expect_rcode = "NOERROR";
+  std::string expect_answer;  // text one answer record must contain; empty: any answer
   // smtp
   std::string helo = "tandem";
   // exec
   std::optional<Command> command;
+  // The exit status sets the weight: 0 healthy at the configured weight, 1 unhealthy,
+  // 2 to 255 healthy at weight status - 2 (keepalived's MISC_CHECK misc_dynamic).
+  bool exit_weight = false;
   bool operator==(const Check&) const = default;
 };
 
@@ -158,6 +167,10 @@ struct VirtualServer {
   bool one_packet = false;
   OnFailure on_failure = OnFailure::kQuiescent;
   std::optional<Endpoint> fallback;
+  Millis slow_start{0};  // a recovered real server's weight ramps up over this; 0: at once
+  // Run on real-server up/down and virtual-service up/down (every real server down, or back).
+  std::optional<Command> notify;
+  Millis notify_timeout{10000};
   Check check;
   std::vector<RealServer> real_servers;
 

@@ -1,5 +1,7 @@
 #include "config/config_loader.h"
 
+#include <regex.h>
+
 #include <algorithm>
 #include <map>
 
@@ -23,6 +25,20 @@ const std::vector<std::string> kDnsRcodes = {"NOERROR",  "FORMERR", "SERVFAIL",
                                              "NXDOMAIN", "NOTIMP",  "REFUSED"};
 const std::vector<std::string> kLogLevels = {"error", "warning", "notice", "info", "debug"};
 
+// Why a POSIX extended regular expression does not compile; nullopt when it does. The checker
+// compiles it the same way (regcomp, REG_EXTENDED | REG_NOSUB).
+std::optional<std::string> regexError(const std::string& pattern) {
+  regex_t re;
+  int rc = regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
+  if (rc == 0) {
+    regfree(&re);
+    return std::nullopt;
+  }
+  char buf[256];
+  regerror(rc, &re, buf, sizeof buf);
+  return std::string(buf);
+}
+
 // Which check types each type-specific option belongs to.
 const std::map<std::string, std::vector<CheckType>>& checkOptionOwners() {
   static const std::map<std::string, std::vector<CheckType>> owners = {
@@ -42,6 +58,13 @@ const std::map<std::string, std::vector<CheckType>>& checkOptionOwners() {
       {"helo", {CheckType::kSmtp}},
       {"command", {CheckType::kExec}},
       {"tcp_reset", {CheckType::kTcp}},
+      {"expect_body_regex", {CheckType::kHttp, CheckType::kHttps}},
+      {"accept_silence", {CheckType::kUdp}},
+      {"expect_answer", {CheckType::kDns}},
+      {"exit_weight", {CheckType::kExec}},
+      {"source_address",
+       {CheckType::kTcp, CheckType::kHttp, CheckType::kHttps, CheckType::kUdp, CheckType::kDns,
+        CheckType::kSmtp}},
   };
   return owners;
 }
@@ -535,6 +558,9 @@ class Loader {
                    "write the sorry server as e.g. \"127.0.0.1:80\"");
       }
     }
+    if (auto d = r.duration("slow_start", 0ms, 1h)) vs.slow_start = *d;
+    vs.notify = readCommand(r, "notify");
+    if (auto d = r.duration("notify_timeout", 100ms, 10min)) vs.notify_timeout = *d;
     if (const toml::table* t = r.table("check")) {
       TableReader cr(*t, "virtual_server.check", ctx_);
       vs.check = readCheck(cr, Check{});
@@ -703,6 +729,14 @@ class Loader {
         }
       }
       if (auto s = r.string("expect_body")) c.expect_body = *s;
+      if (auto s = r.string("expect_body_regex")) {
+        if (auto bad = regexError(*s)) {
+          r.badValue("expect_body_regex", "\"" + *s + "\" is not a regular expression: " + *bad,
+                     "write a POSIX extended regular expression, e.g. \"status: (ok|ready)\"");
+        } else {
+          c.expect_body_regex = *s;
+        }
+      }
       if (auto n = r.integer("max_response", 256, 16777216)) {
         c.max_response = static_cast<uint32_t>(*n);
       }
@@ -722,6 +756,7 @@ class Loader {
     if (owns("payload")) {
       if (auto s = r.string("payload")) c.payload = *s;
       if (auto s = r.string("expect_reply")) c.expect_reply = *s;
+      if (auto b = r.boolean("accept_silence")) c.accept_silence = *b;
     }
     if (owns("query_name")) {
       if (auto s = r.string("query_name")) c.query_name = *s;
@@ -741,6 +776,17 @@ class Loader {
           c.expect_rcode = *s;
         }
       }
+      if (auto s = r.string("expect_answer")) c.expect_answer = *s;
+    }
+    if (owns("source_address")) {
+      if (auto s = r.string("source_address")) {
+        if (auto a = IpAddress::parse(*s)) {
+          c.source_address = a;
+        } else {
+          r.badValue("source_address", "\"" + *s + "\" is not an IP address",
+                     "name an address of this director, e.g. \"198.51.100.10\"");
+        }
+      }
     }
     if (owns("tcp_reset")) {
       if (auto b = r.boolean("tcp_reset")) c.tcp_reset = *b;
@@ -750,6 +796,7 @@ class Loader {
     }
     if (owns("command")) {
       if (auto cmd = readCommand(r, "command")) c.command = cmd;
+      if (auto b = r.boolean("exit_weight")) c.exit_weight = *b;
     }
 
     if (c.type == CheckType::kDns && c.query_name.empty()) {

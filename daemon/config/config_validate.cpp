@@ -177,6 +177,14 @@ class Validator {
                                   " forwarding; use a real server of the service's family (only "
                                   "tun forwarding crosses families)");
         }
+        if (rs.check.source_address &&
+            rs.check.source_address->family != rs.address.address.family) {
+          error(rpos.address, "the check of real server " + rs.address.toString() + " in " +
+                                  vs.name + " leaves from the " +
+                                  std::string(familyName(rs.check.source_address->family)) +
+                                  " source_address " + rs.check.source_address->toString() +
+                                  "; give it a source_address of the real server's family");
+        }
         if (rs.forwarding == Forwarding::kDr && vs.address && rs.address.port != 0 &&
             rs.address.port != vs.address->port) {
           error(rpos.address, "real server " + rs.address.toString() +
