@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "health/probe_socket.h"
 #include "health/reasons.h"
 
 namespace tandem::resources::health {
@@ -38,28 +39,14 @@ void TcpChecker::probe(const ProbeTarget& target, ProbeDone done) {
     timer_->arm(Millis(0));
   };
 
-  sockaddr_storage sa{};
-  socklen_t len = 0;
-  const Endpoint& e = target.address;
-  if (e.address.family == Family::kInet) {
-    auto* in = reinterpret_cast<sockaddr_in*>(&sa);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(e.port);
-    std::memcpy(&in->sin_addr, e.address.bytes.data(), 4);
-    len = sizeof(sockaddr_in);
-  } else {
-    auto* in6 = reinterpret_cast<sockaddr_in6*>(&sa);
-    in6->sin6_family = AF_INET6;
-    in6->sin6_port = htons(e.port);
-    std::memcpy(&in6->sin6_addr, e.address.bytes.data(), 16);
-    len = sizeof(sockaddr_in6);
-  }
-  fd_ = ::socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  std::string reason;
+  fd_ = openProbeSocket(target, SOCK_STREAM, reason);
   if (fd_ < 0) {
-    at_once("cannot open a socket: " + errnoReason(errno));
+    at_once(std::move(reason));
     return;
   }
-  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&sa), len) == 0) {
+  const SocketAddress sa = toSocketAddress(target.address.address, target.address.port);
+  if (::connect(fd_, sa.get(), sa.length) == 0) {
     early_ = std::make_pair(true, std::string("connected"));
     timer_->arm(Millis(0));
     return;

@@ -98,6 +98,34 @@ TEST_F(TcpCheckerTest, TcpResetClosesWithAResetTheServerSees) {
   EXPECT_EQ(serverSees(l.fd), 0) << "without tcp_reset: an orderly FIN";
 }
 
+TEST_F(TcpCheckerTest, AProbeLeavesFromTheSourceAddress) {
+  Listener l(Family::kInet);
+  TcpChecker c(*loop_);
+  ProbeTarget t;
+  t.address = l.endpoint;
+  t.check.source_address = *IpAddress::parse("127.0.0.2");  // on lo like all of 127/8
+  ASSERT_TRUE(probeOnce(c, t).ok);
+  sockaddr_in peer{};
+  socklen_t len = sizeof peer;
+  int fd = ::accept4(l.fd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &peer.sin_addr, text, sizeof text);
+  EXPECT_STREQ(text, "127.0.0.2");
+}
+
+TEST_F(TcpCheckerTest, ASourceAddressNotOnThisHostFailsTheProbeSayingSo) {
+  Listener l(Family::kInet);
+  TcpChecker c(*loop_);
+  ProbeTarget t;
+  t.address = l.endpoint;
+  t.check.source_address = *IpAddress::parse("198.51.100.254");
+  ProbeResult r = probeOnce(c, t);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.reason, "cannot bind to 198.51.100.254: cannot assign requested address");
+}
+
 TEST_F(TcpCheckerTest, Ipv6WorksAlike) {
   Listener l(Family::kInet6);
   TcpChecker c(*loop_);
