@@ -1,6 +1,7 @@
 #include "health/http_checker.h"
 
 #include <curl/curl.h>
+#include <regex.h>
 
 #include <algorithm>
 #include <utility>
@@ -63,6 +64,29 @@ struct HttpChecker::Curl {
   CURL* easy = nullptr;    // the running probe's
   curl_slist* connect_to = nullptr;
   char error[CURL_ERROR_SIZE] = {};
+};
+
+// expect_body_regex, compiled once per pattern (the loader has checked that it compiles).
+struct HttpChecker::BodyRegex {
+  explicit BodyRegex(const std::string& p) : pattern(p) {
+    ok = regcomp(&re, p.c_str(), REG_EXTENDED | REG_NOSUB) == 0;
+  }
+  ~BodyRegex() {
+    if (ok) regfree(&re);
+  }
+  BodyRegex(const BodyRegex&) = delete;
+  BodyRegex& operator=(const BodyRegex&) = delete;
+  // The whole body, NULs and all (REG_STARTEND), not only up to its first NUL.
+  bool matches(const std::string& body) const {
+    if (!ok) return false;
+    regmatch_t range[1];
+    range[0].rm_so = 0;
+    range[0].rm_eo = static_cast<regoff_t>(body.size());
+    return regexec(&re, body.c_str(), 1, range, REG_STARTEND) == 0;
+  }
+  std::string pattern;
+  regex_t re{};
+  bool ok = false;
 };
 
 HttpChecker::HttpChecker(loop::Dispatcher& dispatcher)
@@ -160,6 +184,17 @@ void HttpChecker::probe(const ProbeTarget& target, ProbeDone done) {
   set(CURLOPT_TIMEOUT_MS, static_cast<long>(check_.timeout.count()));
   set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(check_.timeout.count()));
   if (curl_->connect_to != nullptr) set(CURLOPT_CONNECT_TO, curl_->connect_to);
+  std::string source;
+  if (check_.source_address) {
+    // "host!": an address to bind to, never an interface name to look up.
+    source = "host!" + check_.source_address->toString();
+    set(CURLOPT_INTERFACE, source.c_str());
+  }
+  if (check_.expect_body_regex.empty()) {
+    regex_.reset();
+  } else if (!regex_ || regex_->pattern != check_.expect_body_regex) {
+    regex_ = std::make_unique<BodyRegex>(check_.expect_body_regex);
+  }
   if (check_.method == config::HttpMethod::kHead) {
     set(CURLOPT_NOBODY, 1L);
   } else {
@@ -243,7 +278,7 @@ size_t HttpChecker::takeBody(const char* data, size_t len) {
     return 0;  // short of len: curl stops reading and fails the transfer
   }
   body_bytes_ += len;
-  if (!check_.expect_body.empty()) body_.append(data, len);
+  if (!check_.expect_body.empty() || regex_) body_.append(data, len);
   return len;
 }
 
@@ -262,6 +297,9 @@ ProbeResult HttpChecker::judge(int result) const {
     }
     if (!check_.expect_body.empty() && body_.find(check_.expect_body) == std::string::npos) {
       return {false, "body does not contain \"" + check_.expect_body + "\""};
+    }
+    if (regex_ && !regex_->matches(body_)) {
+      return {false, "body does not match /" + check_.expect_body_regex + "/"};
     }
     return {true, http};
   }

@@ -12,10 +12,10 @@
 // multi-socket interface (curl's sockets are watched on the dispatcher, its timeouts are a
 // dispatcher timer), so a probe never blocks. Healthy when the answer arrives within the
 // timeout, its status is in expect_status, and its body (read up to max_response bytes, no
-// further) holds expect_body. Each probe opens a connection of its own and closes it, so a
-// probe tests what a new client meets. With `host` set, the request names that host (Host
-// header, SNI, the name a verified certificate must carry) while connecting to the real
-// server's address. Where the network is touched.
+// further) holds expect_body and matches expect_body_regex. Probes leave from source_address. Each
+// probe opens a connection of its own and closes it, so a probe tests what a new client meets. With
+// `host` set, the request names that host (Host header, SNI, the name a verified certificate must
+// carry) while connecting to the real server's address. Where the network is touched.
 namespace tandem::resources::health {
 
 class HttpChecker final : public Checker {
@@ -30,6 +30,7 @@ class HttpChecker final : public Checker {
 
  private:
   struct Curl;  // the libcurl handles; curl.h stays out of this header
+  struct BodyRegex;
 
   // curl asks for a socket to be watched (or no longer).
   void watchSocket(int fd, int what);
@@ -49,7 +50,8 @@ class HttpChecker final : public Checker {
   config::Check check_;
   loop::MonoTime started_{};
   ProbeDone done_;
-  std::string body_;  // kept only when expect_body needs it
+  std::unique_ptr<BodyRegex> regex_;
+  std::string body_;  // kept only when expect_body or expect_body_regex needs it
   size_t body_bytes_ = 0;
   bool too_large_ = false;
   std::string watch_error_;  // a socket the loop could not watch: the probe fails with it

@@ -108,6 +108,29 @@ TEST_F(HttpCheckerTest, ExpectBodyMustBeInTheBody) {
   r = run(t);
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.reason, "body does not contain \"ready\"");
+
+  t.check.expect_body = "";
+  t.check.expect_body_regex = "^status: (ok|ready)$";
+  r = run(t);
+  EXPECT_FALSE(r.ok) << "the body ends in a newline";
+  EXPECT_EQ(r.reason, "body does not match /^status: (ok|ready)$/");
+}
+
+TEST_F(HttpCheckerTest, ExpectBodyRegexMatchesTheWholeBodyPastANul) {
+  LoopHttpServer s(*loop_, Family::kInet, answer(200, std::string("x\0y\nstatus: ready\n", 18)));
+  ProbeTarget t = target(s.endpoint());
+  t.check.expect_body_regex = "status: (ok|ready)";
+  ProbeResult r = run(t);
+  EXPECT_TRUE(r.ok) << r.reason;
+}
+
+TEST_F(HttpCheckerTest, AProbeLeavesFromTheSourceAddress) {
+  LoopHttpServer s(*loop_, Family::kInet, answer(200));
+  ProbeTarget t = target(s.endpoint());
+  t.check.source_address = *IpAddress::parse("127.0.0.3");
+  ProbeResult r = run(t);
+  EXPECT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(s.peers(), (std::vector<std::string>{"127.0.0.3"}));
 }
 
 TEST_F(HttpCheckerTest, HeadSendsAHeadRequestForThePath) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -54,6 +55,8 @@ class LoopHttpServer {
   // The server name each TLS client asked for (SNI), "" for none.
   const std::vector<std::string>& serverNames() const { return server_names_; }
   int accepted() const { return accepted_; }
+  // The source address of each IPv4 connection, in order.
+  const std::vector<std::string>& peers() const { return peers_; }
   size_t bytesSent() const { return bytes_sent_; }
   // Called when a request is complete.
   void onRequest(std::function<void()> f) { on_request_ = std::move(f); }
@@ -78,9 +81,17 @@ class LoopHttpServer {
 
   void acceptAll() {
     for (;;) {
-      int fd = ::accept4(listener_.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      sockaddr_storage peer{};
+      socklen_t peer_len = sizeof peer;
+      int fd = ::accept4(listener_.fd, reinterpret_cast<sockaddr*>(&peer), &peer_len,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) return;
       ++accepted_;
+      if (peer.ss_family == AF_INET) {
+        char text[INET_ADDRSTRLEN] = {};
+        ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&peer)->sin_addr, text, sizeof text);
+        peers_.emplace_back(text);
+      }
       auto c = std::make_unique<Conn>();
       c->fd = fd;
       if (tls_ != nullptr) {
@@ -185,6 +196,7 @@ class LoopHttpServer {
   std::unique_ptr<loop::FdWatch> listen_watch_;
   std::map<int, std::unique_ptr<Conn>> conns_;
   std::vector<std::string> requests_;
+  std::vector<std::string> peers_;
   std::vector<std::string> server_names_;
   int accepted_ = 0;
   size_t bytes_sent_ = 0;
