@@ -34,7 +34,7 @@ std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std:
 }
 
 // Health on every director; what it finds goes to IPVS (weights, removal, the fallback).
-std::unique_ptr<resources::Subsystem> makeHealth(platform::Platform& p,
+std::unique_ptr<resources::Subsystem> makeHealth(platform::Platform& p, const std::string& self,
                                                  resources::ipvs::IpvsSubsystem* ipvs,
                                                  std::function<void(int)> service_health) {
   resources::health::HealthDeps deps{
@@ -43,8 +43,12 @@ std::unique_ptr<resources::Subsystem> makeHealth(platform::Platform& p,
       [&p] { return p.random16(); },
       [&p] { return p.wallClockMs(); },
       p.logger().sink(),
-      [ipvs](const std::string& vs, const Endpoint& rs, bool up) { ipvs->setHealth(vs, rs, up); },
-      std::move(service_health)};
+      [ipvs](const std::string& vs, const Endpoint& rs, bool up, std::optional<int> weight) {
+        ipvs->setHealth(vs, rs, up, weight);
+      },
+      std::move(service_health),
+      &p.children(),
+      self};
   return std::make_unique<resources::health::HealthSubsystem>(std::move(deps));
 }
 
@@ -56,7 +60,7 @@ std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Pla
   std::vector<std::unique_ptr<resources::Subsystem>> out;
   // IPVS first: the table is ready on every director before an election makes it ACTIVE.
   auto ipvs = makeIpvs(platform, self);
-  auto health = makeHealth(platform, ipvs.get(), std::move(links.service_health));
+  auto health = makeHealth(platform, self, ipvs.get(), std::move(links.service_health));
   out.push_back(std::move(ipvs));
   out.push_back(std::move(health));
   out.push_back(makeVips(platform, self));

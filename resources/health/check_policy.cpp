@@ -38,6 +38,17 @@ Millis startOffset(Millis interval, uint16_t random) {
   return Millis(interval.count() * static_cast<int64_t>(random) / 65536);
 }
 
+Millis slowStartStep(Millis slow_start) {
+  return std::max(kSlowStartMinStep, slow_start / kSlowStartSteps);
+}
+
+int slowStartWeight(int target, Millis elapsed, Millis slow_start) {
+  if (target <= 0 || slow_start <= Millis(0) || elapsed >= slow_start) return target;
+  const int64_t w =
+      static_cast<int64_t>(target) * std::max<int64_t>(0, elapsed.count()) / slow_start.count();
+  return static_cast<int>(std::clamp<int64_t>(w, 1, target));
+}
+
 std::string_view healthName(bool up) { return up ? "up" : "down"; }
 
 }  // namespace tandem::resources::health

@@ -47,6 +47,17 @@ Millis successWindow(const config::Check& check);
 // 16-bit random value, so that the checks of many servers spread over the interval.
 Millis startOffset(Millis interval, uint16_t random);
 
+// Slow start: a real server back from down gets its weight in steps over slow_start instead of
+// its whole share at once: the share of slow_start elapsed, at least 1 (it takes some traffic
+// from the start), the target once slow_start is over. Without a ramp (slow_start 0), or at
+// weight 0, the target at once. The ramp moves every slowStartStep: kSlowStartSteps steps, at
+// least kSlowStartMinStep apart, so a long ramp is not a stream of IPVS writes.
+inline constexpr int kSlowStartSteps = 10;
+inline constexpr Millis kSlowStartMinStep{200};
+int slowStartWeight(int target, Millis elapsed, Millis slow_start);
+// The time between two steps of the ramp.
+Millis slowStartStep(Millis slow_start);
+
 // "up" / "down", for logs and status.
 std::string_view healthName(bool up);
 

@@ -2,7 +2,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "common/duration.h"
 #include "common/ip_address.h"
@@ -15,10 +17,16 @@ namespace tandem::resources::health {
 
 // What one probe found.
 struct ProbeResult {
+  ProbeResult() = default;
+  ProbeResult(bool passed, std::string why, Millis elapsed = Millis(0),
+              std::optional<int> asked = std::nullopt)
+      : ok(passed), reason(std::move(why)), took(elapsed), weight(asked) {}
   bool ok = false;
   // Why, in an operator's words: "connected", "connection refused", "timed out after 1000 ms".
   std::string reason;
   Millis took{0};
+  // The weight a healthy result asks for (an exec check with exit_weight); unset: configured.
+  std::optional<int> weight;
 };
 
 // What to probe: the real server (its port resolved: the check's port, else the server's), the

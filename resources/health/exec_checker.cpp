@@ -16,6 +16,13 @@ std::string firstLine(const std::string& output) {
 
 }  // namespace
 
+ExitVerdict execVerdict(const process::ChildResult& r, bool exit_weight) {
+  if (!exit_weight || r.ok()) return ExitVerdict{r.ok(), std::nullopt};
+  if (r.timed_out || r.term_signal != 0 || r.exit_code <= 1)
+    return ExitVerdict{false, std::nullopt};
+  return ExitVerdict{true, r.exit_code - 2};
+}
+
 std::vector<std::string> execEnvironment(const ProbeTarget& target) {
   return {"TANDEM_VIRTUAL_SERVER=" + target.virtual_server,
           "TANDEM_RS_ADDRESS=" + target.address.address.toString(),
@@ -46,7 +53,8 @@ void ExecChecker::probe(const ProbeTarget& target, ProbeDone done) {
   }
   process::CommandLine cmd{target.check.command->argv, target.check.command->via_shell};
   auto child = children_.run(
-      cmd, execEnvironment(target), target.check.timeout, [this](process::ChildResult r) {
+      cmd, execEnvironment(target), target.check.timeout,
+      [this, exit_weight = target.check.exit_weight](process::ChildResult r) {
         child_.reset();
         ProbeDone d = std::move(done_);
         done_ = nullptr;
@@ -54,7 +62,9 @@ void ExecChecker::probe(const ProbeTarget& target, ProbeDone done) {
         std::string reason = r.describe();
         const std::string said = firstLine(r.output);
         if (!said.empty()) reason += ": " + said;
-        if (d) d(ProbeResult{r.ok(), std::move(reason), took});
+        const ExitVerdict v = execVerdict(r, exit_weight);
+        if (v.weight) reason += " (weight " + std::to_string(*v.weight) + ")";
+        if (d) d(ProbeResult{v.ok, std::move(reason), took, v.weight});
       });
   if (!child) {
     failure_ = "cannot run the check command: " + child.error().message;

@@ -18,6 +18,15 @@
 // rule) and counts as failed. Nothing waits on the loop: the exit is a loop event.
 namespace tandem::resources::health {
 
+// What an exit says: with exit_weight, 0 is healthy at the configured weight, 1 unhealthy and
+// 2 to 255 healthy at weight status - 2 (keepalived's misc_dynamic); without it, 0 is healthy.
+// A timeout or a signal is unhealthy either way.
+struct ExitVerdict {
+  bool ok = false;
+  std::optional<int> weight;
+};
+ExitVerdict execVerdict(const process::ChildResult& r, bool exit_weight);
+
 // The environment of one exec probe ("KEY=value").
 std::vector<std::string> execEnvironment(const ProbeTarget& target);
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,18 +14,25 @@
 #include "core/subsystem.h"
 #include "health/check_policy.h"
 #include "health/checker.h"
+#include "health/event_commands.h"
 #include "loop/dispatcher.h"
+#include "process/child_runner.h"
 
 // Real-server health checks, on every director whatever its role, so that a director taking
 // over already knows which real servers are healthy. Each checked real server has a monitor:
 // a probe every interval (the first at a random offset), its results counted by RiseFall, and
 // each change of state logged once with its reason and handed on (the registry hands it to
-// IPVS, which sets the weight, removes the server or installs the fallback). Not a start/stop
-// resource: it holds nothing that moves.
+// IPVS, which sets the weight, removes the server or installs the fallback). A server back
+// from down ramps up over its service's slow_start; an exec check with exit_weight sets the
+// weight. Each change of a real server and of a service (none up, or one back) runs the
+// service's notify command. Not a start/stop resource: it holds nothing that moves.
 namespace tandem::resources::health {
 
+// A real server's health changed: up or down, and while up the weight it should have when that
+// is not its configured weight (unset: the configured one).
 using HealthChanged =
-    std::function<void(const std::string& virtual_server, const Endpoint& real_server, bool up)>;
+    std::function<void(const std::string& virtual_server, const Endpoint& real_server, bool up,
+                       std::optional<int> weight)>;
 
 struct HealthDeps {
   loop::Dispatcher& dispatcher;
@@ -36,6 +44,8 @@ struct HealthDeps {
   // The share of checked real servers that are up, per mille, whenever it changes: 1000 with
   // no checks, election::kHealthNoRealServer (1) when none is up. May be unset.
   std::function<void(int permille)> on_share;
+  process::ChildRunner* children = nullptr;  // for notify commands; null: none run
+  std::string node;                          // this director, for the notify environment
 };
 
 // One change of a real server's state, kept in a bounded history.
@@ -77,15 +87,32 @@ class HealthSubsystem final : public Subsystem {
   struct Monitor;
   using Key = std::pair<std::string, Endpoint>;
 
-  void schedule(Monitor& m, Millis after);
+  // Per virtual server: what its notify needs, and how many of its real servers are up
+  // (unchecked ones always are).
+  struct Service {
+    std::optional<config::Command> notify;
+    Millis notify_timeout{10000};
+    size_t unchecked = 0;
+    size_t checked_up = 0;
+    bool up() const { return unchecked + checked_up > 0; }
+  };
+
   void runProbe(Monitor& m);
   void onResult(Monitor& m, ProbeResult r);
-  void changed(const std::string& virtual_server, const Endpoint& real_server, bool up);
+  void tickRamp(Monitor& m);
+  // The weight m should have now; unset while it is the configured one.
+  std::optional<int> weightNow(const Monitor& m) const;
+  // Hands m's state on to IPVS when it differs from what was last handed on.
+  void report(Monitor& m);
+  void notify(const std::string& event, const std::string& virtual_server, const Endpoint* rs,
+              const std::string& reason);
   void reportShare();
   void log(LogLevel level, const std::string& line) const;
 
   HealthDeps deps_;
   std::map<Key, std::unique_ptr<Monitor>> monitors_;
+  std::map<std::string, Service> services_;
+  EventCommands commands_;
   std::deque<HealthEvent> history_;
   int share_ = 1000;  // last reported
 };

@@ -8,13 +8,18 @@
 
 namespace tandem::resources::ipvs {
 
-void Health::set(std::string_view virtual_server, const Endpoint& real_server, bool up) {
-  state_[{std::string(virtual_server), real_server}] = up;
+void Health::set(std::string_view virtual_server, const Endpoint& real_server, bool up,
+                 std::optional<int> weight) {
+  state_[{std::string(virtual_server), real_server}] = RealHealth{up, weight};
 }
 
 bool Health::up(std::string_view virtual_server, const Endpoint& real_server) const {
+  return get(virtual_server, real_server).up;
+}
+
+RealHealth Health::get(std::string_view virtual_server, const Endpoint& real_server) const {
   auto it = state_.find({std::string(virtual_server), real_server});
-  return it == state_.end() || it->second;
+  return it == state_.end() ? RealHealth{} : it->second;
 }
 
 namespace {
@@ -135,10 +140,11 @@ Table desiredTable(const config::Config& cfg, const Health& health) {
     for (const auto& rs : vs.real_servers) {
       const DestKey key{rs.address.address, rs.address.port};
       if (!dests.insert(key).second) continue;
-      const bool up = health.up(vs.name, rs.address);
-      any_up = any_up || up;
-      if (!up && vs.on_failure == config::OnFailure::kRemove) continue;
-      st.destinations.push_back(DestinationState{destination(rs, up ? rs.weight : 0), 0, 0, 0, {}});
+      const RealHealth h = health.get(vs.name, rs.address);
+      any_up = any_up || h.up;
+      if (!h.up && vs.on_failure == config::OnFailure::kRemove) continue;
+      const int weight = h.up ? h.weight.value_or(rs.weight) : 0;
+      st.destinations.push_back(DestinationState{destination(rs, weight), 0, 0, 0, {}});
     }
     if (!any_up && vs.fallback) {
       config::RealServer fb;

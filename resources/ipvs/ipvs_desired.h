@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,19 +17,30 @@ namespace tandem::resources::ipvs {
 // The health of each real server, by its virtual server's name and its address (as resolved by
 // the config loader). A server nobody has reported on is up: until checks run, every configured
 // server takes traffic.
+// A real server's health as its check decided: up or down, and the weight it has while up when
+// that is not the configured one (an exec check's exit status, a slow start's ramp).
+struct RealHealth {
+  bool up = true;
+  std::optional<int> weight;  // unset: the configured weight
+  bool operator==(const RealHealth&) const = default;
+};
+
 class Health {
  public:
-  void set(std::string_view virtual_server, const Endpoint& real_server, bool up);
+  void set(std::string_view virtual_server, const Endpoint& real_server, bool up,
+           std::optional<int> weight = std::nullopt);
   bool up(std::string_view virtual_server, const Endpoint& real_server) const;
+  RealHealth get(std::string_view virtual_server, const Endpoint& real_server) const;
   // Forgets every report: all servers are up again.
   void clear() { state_.clear(); }
   bool operator==(const Health&) const = default;
 
  private:
-  std::map<std::pair<std::string, Endpoint>, bool> state_;
+  std::map<std::pair<std::string, Endpoint>, RealHealth> state_;
 };
 
 // The IPVS table for cfg.virtual_servers given health. Rules:
+//  - an up real server gets its configured weight, or the one its health says;
 //  - a down real server gets weight 0 when its service is on_failure = "quiescent" (existing
 //    connections finish, no new ones), or is left out when it is "remove";
 //  - when no real server is up and the service has a fallback, the fallback is a destination

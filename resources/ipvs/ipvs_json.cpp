@@ -64,7 +64,7 @@ std::map<ServiceKey, Known> knownServices(const config::Config& cfg, const Healt
       const char* state = "up";
       if (rs.check.type != config::CheckType::kNone && health != nullptr) {
         auto h = health->find({vs.name, rs.address});
-        if (h != health->end() && !h->second) state = "down";
+        if (h != health->end() && !h->second.up) state = "down";
       }
       k.health[DestKey{rs.address.address, rs.address.port}] = state;
     }

@@ -8,13 +8,14 @@
 
 #include "common/duration.h"
 #include "config/config.h"
+#include "ipvs/ipvs_desired.h"
 #include "ipvs/ipvs_model.h"
 
 // The ipvs answer of protocol.h from a dumped table and the running config. Pure.
 namespace tandem::resources::ipvs {
 
 // What the health checks reported, by (virtual server name, real server as configured).
-using HealthReports = std::map<std::pair<std::string, Endpoint>, bool>;
+using HealthReports = std::map<std::pair<std::string, Endpoint>, RealHealth>;
 
 struct IpvsView {
   bool in_sync = false;

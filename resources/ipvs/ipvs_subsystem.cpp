@@ -121,7 +121,7 @@ void IpvsSubsystem::tryOpen() {
   loop_ = std::make_unique<IpvsReconcileLoop>(
       deps_.dispatcher, *kernel_, [this](LogLevel l, const std::string& line) { log(l, line); },
       owned_store_.get());
-  for (const auto& [key, up] : health_) loop_->setHealth(key.first, key.second, up);
+  for (const auto& [key, h] : health_) loop_->setHealth(key.first, key.second, h.up, h.weight);
   log(LogLevel::kNotice, std::string(recovered ? "IPVS is available now; " : "") +
                              "keeping the IPVS table on this director whatever its role services=" +
                              std::to_string(config_->virtual_servers.size()) +
@@ -130,9 +130,9 @@ void IpvsSubsystem::tryOpen() {
 }
 
 void IpvsSubsystem::setHealth(const std::string& virtual_server, const Endpoint& real_server,
-                              bool up) {
-  health_[{virtual_server, real_server}] = up;
-  if (loop_) loop_->setHealth(virtual_server, real_server, up);
+                              bool up, std::optional<int> weight) {
+  health_[{virtual_server, real_server}] = RealHealth{up, weight};
+  if (loop_) loop_->setHealth(virtual_server, real_server, up, weight);
 }
 
 Result<nlohmann::json> IpvsSubsystem::show() {

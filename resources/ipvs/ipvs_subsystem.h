@@ -10,6 +10,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "core/subsystem.h"
+#include "ipvs/ipvs_json.h"
 #include "ipvs/ipvs_model.h"
 #include "ipvs/reconciler.h"
 #include "loop/dispatcher.h"
@@ -65,7 +66,8 @@ class IpvsSubsystem final : public Subsystem {
   void onTakeover();
   // A real server's health changed (the health subsystem): its weight, its removal or the
   // fallback follow in a small change pass. Kept for a kernel opened later.
-  void setHealth(const std::string& virtual_server, const Endpoint& real_server, bool up);
+  void setHealth(const std::string& virtual_server, const Endpoint& real_server, bool up,
+                 std::optional<int> weight = std::nullopt);
 
  private:
   void tryOpen();
@@ -82,7 +84,7 @@ class IpvsSubsystem final : public Subsystem {
   std::unique_ptr<IpvsReconcileLoop> loop_;
   std::unique_ptr<loop::Timer> retry_;
   std::string open_error_;  // why the kernel could not be opened; "" when it was
-  std::map<std::pair<std::string, Endpoint>, bool> health_;  // every report so far
+  HealthReports health_;    // every report so far
   std::shared_ptr<Resource> takeover_step_;
 };
 

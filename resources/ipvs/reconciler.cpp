@@ -560,9 +560,9 @@ void IpvsReconcileLoop::configure(const config::Config& cfg) {
 }
 
 void IpvsReconcileLoop::setHealth(const std::string& virtual_server, const Endpoint& real_server,
-                                  bool up) {
-  if (health_.up(virtual_server, real_server) == up) return;
-  health_.set(virtual_server, real_server, up);
+                                  bool up, std::optional<int> weight) {
+  if (health_.get(virtual_server, real_server) == RealHealth{up, weight}) return;
+  health_.set(virtual_server, real_server, up, weight);
   if (!config_) return;
   Table next = desiredTable(*config_, health_);
   const bool changed = !plan(next, desired_, false).empty();  // not for a server of no service

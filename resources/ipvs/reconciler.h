@@ -173,7 +173,8 @@ class IpvsReconcileLoop {
   // manage).
   void configure(const config::Config& cfg);
   // A real server's health changed: reconcile now (kChange) if that changes the desired table.
-  void setHealth(const std::string& virtual_server, const Endpoint& real_server, bool up);
+  void setHealth(const std::string& virtual_server, const Endpoint& real_server, bool up,
+                 std::optional<int> weight = std::nullopt);
   // Reconciles now (kVerify) and restarts the interval.
   void reconcileNow();
   // Cancels the interval and abandons a running pass (its completion is never called).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -26,6 +27,8 @@ struct CheckWorld {
   std::map<Endpoint, Server> servers;
   // Directors that reach no real server (a lost backend network): every probe they make fails.
   std::set<std::string> blind;
+  // The weight a healthy probe of a server asks for (an exec check's exit_weight).
+  std::map<Endpoint, int> asked_weight;
   Millis latency{5};
   size_t probes = 0;
   size_t running = 0;
@@ -42,6 +45,7 @@ class FakeChecker final : public Checker {
     w_.most_running = std::max(w_.most_running, ++w_.running);
     done_ = std::move(done);
     started_ = w_.sim.now();
+    address_ = target.address;
     auto it = w_.servers.find(target.address);
     state_ = it == w_.servers.end() || w_.blind.count(prober_) ? Server::kDead : it->second;
     timeout_ = target.check.timeout;
@@ -60,7 +64,9 @@ class FakeChecker final : public Checker {
     done_ = nullptr;
     const Millis took = std::chrono::duration_cast<Millis>(w_.sim.now() - started_);
     if (state_ == Server::kAlive) {
-      done(ProbeResult{true, "connected", took});
+      auto w = w_.asked_weight.find(address_);
+      done(ProbeResult{true, "connected", took,
+                       w == w_.asked_weight.end() ? std::nullopt : std::optional<int>(w->second)});
     } else if (state_ == Server::kDead) {
       done(ProbeResult{false, "connection refused", took});
     } else {
@@ -73,6 +79,7 @@ class FakeChecker final : public Checker {
   ProbeDone done_;
   loop::MonoTime started_{};
   Server state_ = Server::kDead;
+  Endpoint address_;
   Millis timeout_{0};
 };
 

@@ -74,6 +74,17 @@ TEST(IpvsDesired, DownServerIsQuiescedWithWeightZero) {
   EXPECT_EQ(findDest(t.services[0], "198.51.100.22:80")->dest.weight, 0);
 }
 
+TEST(IpvsDesired, AnUpServerTakesTheWeightItsHealthSays) {
+  Health h;
+  h.set("web", ep("198.51.100.22:80"), true, 2);
+  Table t = desiredTable(configWith({web()}), h);
+  EXPECT_EQ(findDest(t.services[0], "198.51.100.21:80")->dest.weight, 3) << "configured";
+  EXPECT_EQ(findDest(t.services[0], "198.51.100.22:80")->dest.weight, 2);
+  h.set("web", ep("198.51.100.22:80"), false, 2);
+  t = desiredTable(configWith({web()}), h);
+  EXPECT_EQ(findDest(t.services[0], "198.51.100.22:80")->dest.weight, 0) << "down is 0";
+}
+
 TEST(IpvsDesired, DownServerIsLeftOutWithOnFailureRemove) {
   auto vs = web();
   vs.on_failure = config::OnFailure::kRemove;

@@ -98,5 +98,19 @@ TEST(CheckPolicy, StartOffsetsSpreadOverOneInterval) {
   EXPECT_EQ(startOffset(2000ms, 0xffff), 1999ms);
 }
 
+TEST(CheckPolicy, SlowStartGivesTheShareOfTheRampElapsedAtLeastOne) {
+  EXPECT_EQ(slowStartWeight(10, 0ms, 10s), 1);
+  EXPECT_EQ(slowStartWeight(10, 1999ms, 10s), 1);
+  EXPECT_EQ(slowStartWeight(10, 5s, 10s), 5);
+  EXPECT_EQ(slowStartWeight(10, 9999ms, 10s), 9);
+  EXPECT_EQ(slowStartWeight(10, 10s, 10s), 10);
+  EXPECT_EQ(slowStartWeight(10, 1h, 10s), 10);
+  EXPECT_EQ(slowStartWeight(100, 30s, 1min), 50);
+  EXPECT_EQ(slowStartWeight(10, 0ms, 0ms), 10) << "no ramp";
+  EXPECT_EQ(slowStartWeight(0, 0ms, 10s), 0) << "weight 0 stays 0";
+  EXPECT_EQ(slowStartStep(10s), 1s);
+  EXPECT_EQ(slowStartStep(1s), kSlowStartMinStep);
+}
+
 }  // namespace
 }  // namespace tandem::resources::health

@@ -89,5 +89,41 @@ TEST_F(ExecCheckerTest, AHungCheckTimesOutAndEverythingItStartedIsKilled) {
   ::rmdir(dir_template);
 }
 
+TEST(ExecVerdict, WithExitWeightTheStatusSetsTheWeight) {
+  auto exited = [](int code) {
+    process::ChildResult r;
+    r.exit_code = code;
+    return r;
+  };
+  EXPECT_TRUE(execVerdict(exited(0), true).ok);
+  EXPECT_EQ(execVerdict(exited(0), true).weight, std::nullopt) << "the configured weight";
+  EXPECT_FALSE(execVerdict(exited(1), true).ok);
+  EXPECT_TRUE(execVerdict(exited(2), true).ok);
+  EXPECT_EQ(execVerdict(exited(2), true).weight, 0);
+  EXPECT_EQ(execVerdict(exited(7), true).weight, 5);
+  EXPECT_EQ(execVerdict(exited(255), true).weight, 253);
+  EXPECT_FALSE(execVerdict(exited(7), false).ok) << "without exit_weight only 0 is healthy";
+  process::ChildResult timed_out;
+  timed_out.timed_out = true;
+  EXPECT_FALSE(execVerdict(timed_out, true).ok);
+  process::ChildResult killed;
+  killed.term_signal = 9;
+  EXPECT_FALSE(execVerdict(killed, true).ok);
+}
+
+TEST_F(ExecCheckerTest, AnExitWeightCheckReportsTheWeightItsStatusSays) {
+  ProbeTarget t;
+  t.address = *Endpoint::parse("127.0.0.1:8080", false);
+  t.check.type = config::CheckType::kExec;
+  t.check.timeout = 2000ms;
+  t.check.exit_weight = true;
+  t.check.command = config::Command{{"exit 7"}, true};
+  ExecChecker checker(*loop_, *runner_);
+  ProbeResult r = probeOnce(checker, t);
+  EXPECT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(r.weight, 5);
+  EXPECT_EQ(r.reason, "exit 7 (weight 5)");
+}
+
 }  // namespace
 }  // namespace tandem::resources::health

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "fakes/fake_logger.h"
 #include "fakes/sim_dispatcher.h"
 #include "resources/fake_checker.h"
+#include "resources/fake_children.h"
 
 namespace tandem::resources::health {
 namespace {
@@ -30,16 +32,17 @@ using platform::LogLevel;
 
 constexpr char kPath[] = "/etc/tandem/tandem.conf";
 
-std::string configText(const std::string& check, int servers = 2) {
+std::string configText(const std::string& check, int servers = 2,
+                       const std::string& service_keys = "") {
   std::string t =
       "[cluster]\nname = \"t\"\n[[cluster.key]]\nid = 1\nfile = \"authkey\"\n"
       "[[node]]\nname = \"a\"\ninterfaces = [\"eth0\"]\n"
       "[[vip]]\naddress = \"198.51.100.50/24\"\ninterface = \"eth0\"\n"
-      "[[virtual_server]]\nname = \"web\"\naddress = \"198.51.100.50:80\"\n"
-      "[virtual_server.check]\n" +
-      check;
+      "[[virtual_server]]\nname = \"web\"\naddress = \"198.51.100.50:80\"\n" +
+      service_keys + "[virtual_server.check]\n" + check;
   for (int i = 1; i <= servers; ++i) {
-    t += "[[virtual_server.real_server]]\naddress = \"203.0.113." + std::to_string(20 + i) + "\"\n";
+    t += "[[virtual_server.real_server]]\naddress = \"203.0.113." + std::to_string(20 + i) +
+         "\"\nweight = 10\n";
   }
   return t;
 }
@@ -55,6 +58,9 @@ config::Config load(const std::string& text) {
 const Endpoint kRs1 = *Endpoint::parse("203.0.113.21:80", false);
 const Endpoint kRs2 = *Endpoint::parse("203.0.113.22:80", false);
 
+// Each result decides: one failure takes a server out, one success brings it back.
+const char kFastTcp[] =
+    "type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"500ms\"\nrise = 1\nfall = 1\n";
 const char kTcp[] = "type = \"tcp\"\ninterval = \"2s\"\ntimeout = \"1s\"\nrise = 2\nfall = 3\n";
 
 struct Change {
@@ -62,6 +68,7 @@ struct Change {
   Endpoint rs;
   bool up;
   loop::MonoTime at;
+  std::optional<int> weight;
 };
 
 class HealthSubsystemTest : public ::testing::Test {
@@ -81,10 +88,12 @@ class HealthSubsystemTest : public ::testing::Test {
         [random] { return random; },
         [this] { return static_cast<uint64_t>(sim_.now().time_since_epoch().count() / 1000000); },
         logger_.sink(),
-        [this](const std::string& vs, const Endpoint& rs, bool up) {
-          changes_.push_back(Change{vs, rs, up, sim_.now()});
+        [this](const std::string& vs, const Endpoint& rs, bool up, std::optional<int> weight) {
+          changes_.push_back(Change{vs, rs, up, sim_.now(), weight});
         },
-        [this](int share) { shares_.push_back(share); }};
+        [this](int share) { shares_.push_back(share); },
+        &children_,
+        "lb1"};
     return std::make_unique<HealthSubsystem>(std::move(deps));
   }
 
@@ -97,6 +106,12 @@ class HealthSubsystemTest : public ::testing::Test {
     return h;
   }
 
+  // A real server changes, and the checks run for a while.
+  void turn(const Endpoint& rs, Server state, Millis then = std::chrono::seconds(3)) {
+    world_.servers[rs] = state;
+    sim_.advance(then);
+  }
+
   void configure(HealthSubsystem& h, const config::Config& next) {
     config::ReloadDiff diff =
         running_ ? config::diffReload(*running_, next, "a") : config::ReloadDiff{};
@@ -105,6 +120,7 @@ class HealthSubsystemTest : public ::testing::Test {
   }
 
   fakes::SimDispatcher sim_;
+  fakes::SimChildren children_{sim_};
   fakes::FakeLogger logger_;
   World world_{sim_};
   std::vector<Change> changes_;
@@ -284,16 +300,12 @@ TEST_F(HealthSubsystemTest, TheHistoryIsBounded) {
 // "none up" the floor the election knows, and 1000 again once nothing is checked.
 TEST_F(HealthSubsystemTest, TheShareOfHealthyServersIsReportedForTheElection) {
   auto h = make();
-  configure(*h, load(configText("type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"500ms\"\n"
-                                "rise = 1\nfall = 1\n")));
+  configure(*h, load(configText(kFastTcp)));
   sim_.advance(3s);
   EXPECT_TRUE(shares_.empty()) << "all up: 1000, as without checks";
-  world_.servers[kRs1] = Server::kDead;
-  sim_.advance(3s);
-  world_.servers[kRs2] = Server::kDead;
-  sim_.advance(3s);
-  world_.servers[kRs1] = Server::kAlive;
-  sim_.advance(3s);
+  turn(kRs1, Server::kDead);
+  turn(kRs2, Server::kDead);
+  turn(kRs1, Server::kAlive);
   EXPECT_EQ(shares_, (std::vector<int>{500, election::kHealthNoRealServer, 500}));
   configure(*h, load(configText("type = \"none\"\n")));
   EXPECT_EQ(shares_.back(), 1000);
@@ -321,6 +333,142 @@ TEST_F(HealthSubsystemTest, ShutdownStopsEveryProbe) {
   const size_t probes = world_.probes;
   sim_.advance(10s);
   EXPECT_EQ(world_.probes, probes);
+}
+
+// Slow start: a server back from down is handed weights that grow in steps to its configured
+// one over slow_start; a server that never went down is not ramped.
+TEST_F(HealthSubsystemTest, ARecoveredServerRampsUpOverSlowStart) {
+  auto h = make();
+  world_.servers[kRs1] = Server::kDead;
+  configure(*h, load(configText(kFastTcp, 2, "slow_start = \"10s\"\n")));
+  sim_.advance(3s);
+  ASSERT_EQ(changes_.size(), 1u);
+  EXPECT_FALSE(changes_[0].up);
+  world_.servers[kRs1] = Server::kAlive;
+  sim_.advance(2s);
+  ASSERT_GE(changes_.size(), 2u);
+  const loop::MonoTime back = changes_[1].at;
+  EXPECT_TRUE(changes_[1].up);
+  EXPECT_EQ(changes_[1].weight, 1) << "a tenth of 10 at first";
+  sim_.advance(12s);
+  std::vector<int> weights;
+  for (size_t i = 1; i < changes_.size(); ++i) {
+    ASSERT_EQ(changes_[i].rs, kRs1);
+    ASSERT_TRUE(changes_[i].up);
+    weights.push_back(changes_[i].weight.value_or(-1));
+  }
+  // -1: the configured weight (10) again, at the end of the ramp.
+  EXPECT_EQ(weights, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, -1}));
+  EXPECT_GE(changes_.back().at - back, 10s);
+  EXPECT_LE(changes_.back().at - back, 11s);
+  EXPECT_EQ(h->status()["health"]["real_servers"][0]["weight"], 10);
+}
+
+TEST_F(HealthSubsystemTest, AServerThatFailsDuringItsRampStopsRamping) {
+  auto h = make();
+  world_.servers[kRs1] = Server::kDead;
+  configure(*h, load(configText(kFastTcp, 2, "slow_start = \"20s\"\n")));
+  sim_.advance(3s);
+  world_.servers[kRs1] = Server::kAlive;
+  sim_.advance(5s);
+  world_.servers[kRs1] = Server::kDead;
+  sim_.advance(2s);
+  ASSERT_FALSE(changes_.back().up);
+  const size_t n = changes_.size();
+  sim_.advance(30s);
+  EXPECT_EQ(changes_.size(), n) << "no ramp step for a server that is down";
+}
+
+TEST_F(HealthSubsystemTest, AHealthyResultsAskedWeightIsHandedOnOnce) {
+  auto h = make();
+  configure(*h, load(configText(kTcp)));
+  sim_.advance(5s);
+  ASSERT_TRUE(changes_.empty());
+  world_.asked_weight[kRs1] = 3;
+  sim_.advance(5s);
+  ASSERT_EQ(changes_.size(), 1u) << "a new weight, once however many checks repeat it";
+  EXPECT_TRUE(changes_[0].up);
+  EXPECT_EQ(changes_[0].weight, 3);
+  EXPECT_EQ(logger_.count(LogLevel::kNotice,
+                          "real server weight vs=web rs=203.0.113.21:80 check=tcp weight=3"),
+            1u);
+  EXPECT_EQ(h->status()["health"]["real_servers"][0]["weight"], 3);
+  world_.asked_weight.erase(kRs1);
+  sim_.advance(5s);
+  ASSERT_EQ(changes_.size(), 2u);
+  EXPECT_EQ(changes_[1].weight, std::nullopt) << "the configured weight again";
+}
+
+TEST_F(HealthSubsystemTest, NotifyRunsForEachServerAndServiceChangeWithItsEnvironment) {
+  auto h = make();
+  configure(*h, load(configText(kFastTcp, 2, "notify = [\"/usr/local/bin/page\", \"ops\"]\n")));
+  sim_.advance(3s);
+  EXPECT_TRUE(children_.starts.empty()) << "no event, no command";
+  turn(kRs1, Server::kDead);
+  turn(kRs2, Server::kDead);
+  turn(kRs2, Server::kAlive);
+  std::vector<std::string> events;
+  for (const auto& st : children_.starts) {
+    EXPECT_EQ(st.argv, (std::vector<std::string>{"/usr/local/bin/page", "ops"}));
+    events.push_back(fakes::SimChildren::env(st, "TANDEM_EVENT") + " " +
+                     fakes::SimChildren::env(st, "TANDEM_RS_ADDRESS"));
+  }
+  EXPECT_EQ(events, (std::vector<std::string>{"rs-down 203.0.113.21", "rs-down 203.0.113.22",
+                                              "vs-down ", "rs-up 203.0.113.22", "vs-up "}));
+  const auto& first = children_.starts[0];
+  EXPECT_EQ(fakes::SimChildren::env(first, "TANDEM_VIRTUAL_SERVER"), "web");
+  EXPECT_EQ(fakes::SimChildren::env(first, "TANDEM_RS_PORT"), "80");
+  EXPECT_EQ(fakes::SimChildren::env(first, "TANDEM_REASON"), "connection refused");
+  EXPECT_EQ(fakes::SimChildren::env(first, "TANDEM_NODE"), "lb1");
+  EXPECT_EQ(
+      logger_.count(LogLevel::kWarning, "virtual server down vs=web reason=\"no real server up\""),
+      1u);
+}
+
+// A slow notify command: the events of one server never overlap, and of those that wait only
+// the newest runs; another server's command does not wait for it.
+TEST_F(HealthSubsystemTest, NotifyCommandsOfOneServerNeverRunConcurrently) {
+  children_.runs_for = 3500ms;
+  auto h = make();
+  configure(*h, load(configText("type = \"tcp\"\ninterval = \"100ms\"\ntimeout = \"50ms\"\n"
+                                "rise = 1\nfall = 1\n",
+                                2, "notify = \"/usr/local/bin/page\"\nnotify_timeout = \"5s\"\n")));
+  sim_.advance(1s);
+  for (int i = 0; i < 6; ++i) {  // rs1 down, up, down, up, down, up: 105 ms apart
+    world_.servers[kRs1] = i % 2 == 0 ? Server::kDead : Server::kAlive;
+    sim_.advance(105ms);
+  }
+  world_.servers[kRs2] = Server::kDead;
+  sim_.advance(10s);
+  std::vector<std::string> rs1;
+  loop::MonoTime previous{};
+  for (const auto& st : children_.starts) {
+    if (fakes::SimChildren::env(st, "TANDEM_RS_ADDRESS") != "203.0.113.21") continue;
+    rs1.push_back(fakes::SimChildren::env(st, "TANDEM_EVENT"));
+    if (rs1.size() > 1) {
+      EXPECT_GE(st.at - previous, 3500ms) << "after the previous one ended";
+    }
+    previous = st.at;
+  }
+  EXPECT_EQ(rs1, (std::vector<std::string>{"rs-down", "rs-up"})) << "the first, then the newest";
+  const auto rs2 = std::find_if(children_.starts.begin(), children_.starts.end(), [](auto& st) {
+    return fakes::SimChildren::env(st, "TANDEM_RS_ADDRESS") == "203.0.113.22";
+  });
+  ASSERT_NE(rs2, children_.starts.end());
+  EXPECT_LT(rs2->at - children_.starts[0].at, 1500ms) << "rs2's command did not wait for rs1's";
+}
+
+TEST_F(HealthSubsystemTest, ANotifyCommandThatTimesOutIsLogged) {
+  children_.runs_for = 60s;
+  auto h = make();
+  configure(*h, load(configText(kFastTcp, 2,
+                                "notify = \"/usr/local/bin/page\"\nnotify_timeout = \"2s\"\n")));
+  world_.servers[kRs1] = Server::kDead;
+  sim_.advance(5s);
+  EXPECT_EQ(logger_.count(LogLevel::kWarning,
+                          "notify command failed event=rs-down vs=web rs=203.0.113.21:80"),
+            1u);
+  EXPECT_EQ(children_.running, 0u);
 }
 
 }  // namespace
