@@ -1,12 +1,9 @@
 #include "health/tcp_checker.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+#include <string>
 #include <utility>
 
 #include "health/probe_socket.h"
@@ -14,93 +11,38 @@
 
 namespace tandem::resources::health {
 
-TcpChecker::TcpChecker(loop::Dispatcher& dispatcher) : dispatcher_(dispatcher) {
-  timer_ = dispatcher_.createTimer([this] {
-    if (early_) {
-      auto [ok, reason] = std::move(*early_);
-      early_.reset();
-      finish(ok, std::move(reason));
-      return;
-    }
-    finish(false, timedOutReason(timeout_));
-  });
-}
+TcpChecker::TcpChecker(loop::Dispatcher& dispatcher)
+    : run_(dispatcher, [this] { run_.finish(false, timedOutReason(timeout_)); }) {}
 
-TcpChecker::~TcpChecker() { closeSocket(); }
+TcpChecker::~TcpChecker() = default;
 
 void TcpChecker::probe(const ProbeTarget& target, ProbeDone done) {
-  cancel();
-  done_ = std::move(done);
-  reset_ = target.check.tcp_reset;
+  run_.begin(std::move(done));
   timeout_ = target.check.timeout;
-  started_ = dispatcher_.now();
-  auto at_once = [this](std::string reason) {
-    early_ = std::make_pair(false, std::move(reason));
-    timer_->arm(Millis(0));
-  };
-
   std::string reason;
-  fd_ = openProbeSocket(target, SOCK_STREAM, reason);
-  if (fd_ < 0) {
-    at_once(std::move(reason));
-    return;
+  const int fd = openProbeSocket(target, SOCK_STREAM, reason);
+  if (fd < 0) return run_.soon(false, std::move(reason));
+  if (target.check.tcp_reset) {
+    // Whenever the socket closes, it closes with a reset.
+    linger l{1, 0};
+    (void)::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
   }
-  const SocketAddress sa = toSocketAddress(target.address.address, target.address.port);
-  if (::connect(fd_, sa.get(), sa.length) == 0) {
-    early_ = std::make_pair(true, std::string("connected"));
-    timer_->arm(Millis(0));
-    return;
-  }
-  if (errno != EINPROGRESS) {
-    const int err = errno;
-    closeSocket();
-    at_once(errnoReason(err));
-    return;
-  }
-  auto watch = dispatcher_.watchFd(fd_, loop::FdEvents{false, true}, [this](loop::FdEvents) {
+  // Watched before the connect, so that the probe owns the socket whatever happens next; the
+  // watch reports nothing before the loop comes round.
+  const bool watched = run_.watch(fd, loop::FdEvents{false, true}, [this](loop::FdEvents) {
     int err = 0;
     socklen_t l = sizeof err;
-    if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &l) != 0) err = errno;
-    if (err == 0) {
-      finish(true, "connected");
-    } else {
-      finish(false, errnoReason(err));
-    }
+    if (::getsockopt(run_.fd(), SOL_SOCKET, SO_ERROR, &err, &l) != 0) err = errno;
+    if (err == 0) return run_.finish(true, "connected");
+    run_.finish(false, errnoReason(err));
   });
-  if (!watch) {
-    closeSocket();
-    at_once("cannot watch the socket: " + watch.error().message);
-    return;
-  }
-  watch_ = std::move(*watch);
-  timer_->arm(timeout_);
+  if (!watched) return;
+  const SocketAddress sa = toSocketAddress(target.address.address, target.address.port);
+  if (::connect(fd, sa.get(), sa.length) == 0) return run_.soon(true, "connected");
+  if (errno != EINPROGRESS) return run_.soon(false, errnoReason(errno));
+  run_.armTimeout(timeout_);
 }
 
-void TcpChecker::finish(bool ok, std::string reason) {
-  timer_->cancel();
-  closeSocket();
-  ProbeDone done = std::move(done_);
-  done_ = nullptr;
-  const auto took = std::chrono::duration_cast<Millis>(dispatcher_.now() - started_);
-  if (done) done(ProbeResult{ok, std::move(reason), took});
-}
-
-void TcpChecker::cancel() {
-  timer_->cancel();
-  early_.reset();
-  done_ = nullptr;
-  closeSocket();
-}
-
-void TcpChecker::closeSocket() {
-  watch_.reset();  // before the fd closes
-  if (fd_ < 0) return;
-  if (reset_) {
-    linger l{1, 0};
-    (void)::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-  }
-  ::close(fd_);
-  fd_ = -1;
-}
+void TcpChecker::cancel() { run_.cancel(); }
 
 }  // namespace tandem::resources::health

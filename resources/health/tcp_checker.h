@@ -1,11 +1,7 @@
 #pragma once
 
-#include <memory>
-#include <optional>
-#include <string>
-#include <utility>
-
 #include "health/checker.h"
+#include "health/probe_run.h"
 #include "loop/dispatcher.h"
 
 // The tcp check: a non-blocking connect to the real server, healthy when it completes within
@@ -24,19 +20,8 @@ class TcpChecker final : public Checker {
   void cancel() override;
 
  private:
-  void finish(bool ok, std::string reason);
-  void closeSocket();
-
-  loop::Dispatcher& dispatcher_;
-  std::unique_ptr<loop::Timer> timer_;  // the timeout, or 0 ms for a result known at once
-  std::unique_ptr<loop::FdWatch> watch_;
-  int fd_ = -1;
-  bool reset_ = false;
-  loop::MonoTime started_{};
+  ProbeRun run_;
   Millis timeout_{0};
-  ProbeDone done_;
-  // A result known before probe() returned, delivered from the loop.
-  std::optional<std::pair<bool, std::string>> early_;
 };
 
 }  // namespace tandem::resources::health
