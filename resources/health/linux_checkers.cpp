@@ -2,7 +2,9 @@
 
 #include "health/exec_checker.h"
 #include "health/http_checker.h"
+#include "health/smtp_checker.h"
 #include "health/tcp_checker.h"
+#include "health/udp_checker.h"
 
 namespace tandem::resources::health {
 
@@ -16,6 +18,10 @@ std::unique_ptr<Checker> makeLinuxChecker(config::CheckType type, loop::Dispatch
     case config::CheckType::kHttp:
     case config::CheckType::kHttps:
       return std::make_unique<HttpChecker>(dispatcher);
+    case config::CheckType::kUdp:
+      return std::make_unique<UdpChecker>(dispatcher);
+    case config::CheckType::kSmtp:
+      return std::make_unique<SmtpChecker>(dispatcher);
     default:
       return nullptr;
   }

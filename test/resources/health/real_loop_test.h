@@ -94,6 +94,34 @@ class RealLoopTest : public ::testing::Test {
     return out.value_or(resources::health::ProbeResult{false, "no result", Millis(0)});
   }
 
+  // Starts a probe, cancels it at once and runs the loop for `wait` (past the probe's
+  // timeout): whether done was called, which it must not be.
+  bool calledBackAfterCancel(resources::health::Checker& checker,
+                             const resources::health::ProbeTarget& target, Millis wait) {
+    bool called = false;
+    checker.probe(target, [&](resources::health::ProbeResult) { called = true; });
+    checker.cancel();
+    auto stop = loop_->createTimer([this] { loop_->stop(); });
+    stop->arm(wait);
+    loop_->run();
+    return called;
+  }
+
+  // One probe whose done destroys the checker, as an owner dropping it may: its result.
+  resources::health::ProbeResult probeAndDestroy(
+      std::unique_ptr<resources::health::Checker> checker,
+      const resources::health::ProbeTarget& target) {
+    std::optional<resources::health::ProbeResult> out;
+    checker->probe(target, [&](resources::health::ProbeResult r) {
+      out = std::move(r);
+      checker.reset();
+      loop_->stop();
+    });
+    runLoop();
+    EXPECT_EQ(checker, nullptr) << "done was never called";
+    return out.value_or(resources::health::ProbeResult{false, "no result", Millis(0)});
+  }
+
   std::unique_ptr<loop::QbDispatcher> loop_;
   std::unique_ptr<loop::Timer> guard_;
   bool guard_fired_ = false;
