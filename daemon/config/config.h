@@ -123,7 +123,8 @@ struct Check {
   // udp
   std::string payload;
   std::string expect_reply;  // substring; empty: any reply
-  // Healthy when no ICMP port-unreachable comes back within the timeout, reply or not.
+  // Healthy when no ICMP port-unreachable comes back within the timeout, even without a reply
+  // (a reply that comes must still hold expect_reply).
   bool accept_silence = false;
   // dns
   std::string query_name;
