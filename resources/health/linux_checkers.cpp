@@ -1,5 +1,6 @@
 #include "health/linux_checkers.h"
 
+#include "health/dns_checker.h"
 #include "health/exec_checker.h"
 #include "health/http_checker.h"
 #include "health/smtp_checker.h"
@@ -22,6 +23,8 @@ std::unique_ptr<Checker> makeLinuxChecker(config::CheckType type, loop::Dispatch
       return std::make_unique<UdpChecker>(dispatcher);
     case config::CheckType::kSmtp:
       return std::make_unique<SmtpChecker>(dispatcher);
+    case config::CheckType::kDns:
+      return std::make_unique<DnsChecker>(dispatcher);
     default:
       return nullptr;
   }
