@@ -350,18 +350,18 @@ Result<DnsReply> parseDnsReply(std::span<const uint8_t> message) {
 
   std::string error;
   for (uint16_t i = 1; i <= qdcount; ++i) {
-    const std::string which = "question " + std::to_string(i);
+    std::string which = "question " + std::to_string(i);
     DnsQuestion q;
     auto name = r.name(error);
-    if (!name) return bad(which + ": " + error);
+    if (!name) return bad(which.append(": ").append(error));
     q.name = std::move(*name);
     if (!r.u16(q.type) || !r.u16(q.klass)) return bad(which + " runs past the end");
     reply.questions.push_back(std::move(q));
   }
   for (uint16_t i = 1; i <= ancount; ++i) {
-    const std::string which = "answer " + std::to_string(i);
+    std::string which = "answer " + std::to_string(i);
     auto name = r.name(error);
-    if (!name) return bad(which + ": " + error);
+    if (!name) return bad(which.append(": ").append(error));
     uint16_t type = 0, klass = 0, rdlength = 0;
     uint32_t ttl = 0;
     if (!r.u16(type) || !r.u16(klass) || !r.u32(ttl) || !r.u16(rdlength)) {
@@ -373,7 +373,7 @@ Result<DnsReply> parseDnsReply(std::span<const uint8_t> message) {
     }
     const size_t end = r.pos() + rdlength;
     auto text = renderData(r, type, end, error);
-    if (!text) return bad(which + ": " + error);
+    if (!text) return bad(which.append(": ").append(error));
     r.seek(end);
     reply.answers.push_back(std::move(*text));
   }
@@ -390,7 +390,9 @@ DnsVerdict judgeDnsReply(std::span<const uint8_t> reply, const config::Check& ch
 
 std::optional<DnsVerdict> judgeStrayDatagram(std::span<const uint8_t> datagram, uint16_t query_id,
                                              const config::Check& check) {
-  auto garbage = [](std::string what) { return DnsVerdict{false, "garbage reply: " + what}; };
+  auto garbage = [](const std::string& what) {
+    return DnsVerdict{false, "garbage reply: " + what};
+  };
   if (datagram.size() < kHeaderSize) {
     // Too short to be anyone's reply, whatever its first two bytes say.
     return garbage(parseDnsReply(datagram).error().message);

@@ -140,7 +140,7 @@ void DnsChecker::probe(const ProbeTarget& target, ProbeDone done) {
   // its own ares_set_local_ip4/6 only to sockets it makes itself), and read here first, so that
   // what c-ares drops silently can still decide the probe. c-ares sets no option of its own on
   // them: they are non-blocking and close-on-exec from openProbeSocket.
-  static const ares_socket_functions kSockets = {
+  static constexpr ares_socket_functions kSockets = {
       // asocket
       [](int, int socket_type, int, void* self) -> ares_socket_t {
         auto& c = *static_cast<DnsChecker*>(self);
