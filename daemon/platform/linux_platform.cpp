@@ -1,6 +1,7 @@
 #include "platform/linux_platform.h"
 
 #include <openssl/rand.h>
+#include <sys/resource.h>
 
 #include <chrono>
 
@@ -46,7 +47,15 @@ LinuxPlatform::LinuxPlatform(std::unique_ptr<loop::QbDispatcher> dispatcher, QbL
     : dispatcher_(std::move(dispatcher)),
       logger_(logger),
       notifier_(logger),
-      children_(std::make_unique<process::PosixChildRunner>(*dispatcher_)) {}
+      children_(std::make_unique<process::PosixChildRunner>(*dispatcher_)) {
+  // Each probe in flight holds a socket; started outside systemd (which sets LimitNOFILE),
+  // the soft limit is often 1024. Take what the hard limit allows.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &files);
+  }
+}
 
 LinuxPlatform::~LinuxPlatform() = default;
 

@@ -177,6 +177,9 @@ Result<std::unique_ptr<ChildHandle>> PosixChildRunner::run(const CommandLine& cm
     if (devnull >= 0) ::dup2(devnull, 0);
     ::dup2(pipefd[1], 1);
     ::dup2(pipefd[1], 2);
+    // Nothing else of the daemon's: sockets of running probes, the IPC, libqb's. Those
+    // without O_CLOEXEC (libcurl's, for one) would outlive the probe in a hung check.
+    ::close_range(3, ~0U, 0);
     ::execve(argv[0], argv.data(), envp.data());
     const char msg[] = "exec failed\n";
     (void)!::write(2, msg, sizeof msg - 1);

@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <regex.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <utility>
@@ -202,6 +203,12 @@ void HttpChecker::probe(const ProbeTarget& target, ProbeDone done) {
     // HEAD, whose Content-Length describes a body that is never sent.
     set(CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(check_.max_response));
   }
+  // curl's own sockets lack close-on-exec: a child started meanwhile (an exec check, a notify
+  // command) would hold a probe's connection open.
+  auto open_socket = [](void*, curlsocktype, curl_sockaddr* a) -> curl_socket_t {
+    return ::socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+  };
+  set(CURLOPT_OPENSOCKETFUNCTION, static_cast<curl_opensocket_callback>(open_socket));
   auto on_body = [](char* data, size_t size, size_t n, void* self) -> size_t {
     return static_cast<HttpChecker*>(self)->takeBody(data, size * n);
   };

@@ -1,6 +1,9 @@
 // The real runner on the real loop: real children, real signals.
 #include "process/posix_child_runner.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -60,6 +63,15 @@ TEST_F(ChildRunnerTest, ATimeoutKillsTheWholeProcessGroup) {
   EXPECT_TRUE(r.timed_out);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.describe(), "timed out");
+}
+
+TEST_F(ChildRunnerTest, TheChildInheritsNoDescriptorButItsStdio) {
+  int leaked = ::open("/dev/null", O_RDONLY);  // without O_CLOEXEC, as libcurl's sockets are
+  ASSERT_GE(leaked, 3);
+  ChildResult r = runToEnd({{"ls /proc/self/fd | sort -n | tr '\\n' ' '"}, true}, 5s);
+  ::close(leaked);
+  // 0-2, and 3 for the directory ls reads.
+  EXPECT_EQ(r.output, "0 1 2 3 ") << "fd " << leaked << " must not reach the child";
 }
 
 TEST_F(ChildRunnerTest, AMissingProgramIsExit127) {
