@@ -12,6 +12,12 @@ bool inElection(Role r) {
 
 int64_t msBetween(Time a, Time b) { return std::chrono::duration_cast<Millis>(b - a).count(); }
 
+bool atFloor(int health) { return health <= kHealthNoRealServer; }
+
+Millis steadyFor(const std::optional<Time>& since, Time now) {
+  return since ? Millis(msBetween(*since, now)) : Millis(0);
+}
+
 }  // namespace
 
 std::string_view actionKindName(Action::Kind k) {
@@ -44,7 +50,8 @@ ClusterCore::ClusterCore(CoreConfig config, Time now, Startup startup)
     : config_(std::move(config)),
       init_deadline_(now + config_.dead_time),
       startup_(startup),
-      epoch_(startup.epoch) {
+      epoch_(startup.epoch),
+      health_side_since_(now) {
   for (const auto& [name, priority] : config_.peers) {
     PeerState p;
     p.name = name;
@@ -97,6 +104,9 @@ Actions ClusterCore::onHeartbeat(Time now, const Heartbeat& hb) {
   if (!p.alive) {
     out.push_back({Action::Kind::kLog,
                    "peer up node=" + p.name + " role=" + std::string(wire::roleName(hb.role))});
+  }
+  if (!p.alive || !p.last || atFloor(p.last->health) != atFloor(hb.health)) {
+    p.health_side_since = now;
   }
   p.alive = true;
   p.last = hb;
@@ -190,6 +200,7 @@ Actions ClusterCore::onLocalHealth(Time now, int health, bool tiebreaker_ok) {
     out.push_back({Action::Kind::kLog, "local health node=" + config_.self +
                                            " health=" + std::to_string(health) +
                                            " tiebreaker=" + (tiebreaker_ok ? "ok" : "lost")});
+    if (atFloor(health) != atFloor(health_)) health_side_since_ = now;
     health_ = health;
     tiebreaker_ok_ = tiebreaker_ok;
     out.push_back({Action::Kind::kSendHeartbeat, ""});
@@ -268,6 +279,7 @@ void ClusterCore::markLost(PeerState& p, const std::string& why, Actions& out) {
   bool held = p.holds();
   p.alive = false;
   p.backup_since.reset();
+  p.health_side_since.reset();
   p.daemon_left_at.reset();
   if (held) lost_holder_ = p.name;
   out.push_back({Action::Kind::kLog, "peer lost node=" + p.name + " reason=\"" + why +
@@ -309,7 +321,8 @@ Candidate ClusterCore::selfCandidate(Time now) const {
   c.tiebreaker_ok = tiebreaker_ok_;
   c.fault = resource_fault_;
   c.claims_active = holdsResources(role_);
-  c.backup_for = backup_since_ ? Millis(msBetween(*backup_since_, now)) : Millis(0);
+  c.backup_for = steadyFor(backup_since_, now);
+  c.health_steady_for = steadyFor(health_side_since_, now);
   return c;
 }
 
@@ -367,7 +380,8 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
     // would only hand the service back a moment later.
     c.fault = p.last->role == wire::Role::kFault;
     c.claims_active = p.isActive();
-    c.backup_for = p.backup_since ? Millis(msBetween(*p.backup_since, now)) : Millis(0);
+    c.backup_for = steadyFor(p.backup_since, now);
+    c.health_steady_for = steadyFor(p.health_side_since, now);
     candidates.push_back(c);
   }
   std::optional<std::string> move;
@@ -523,12 +537,21 @@ std::optional<Time> ClusterCore::nextDeadline() const {
   auto consider = [&next](Time t) {
     if (!next || t < *next) next = t;
   };
+  // A holder at the floor gives way once a disagreement has lasted health_settle, which no
+  // event marks: wake up when a health side becomes settled.
+  auto considerSettle = [&](const std::optional<Time>& since) {
+    if (since && *since + config_.policy.health_settle > now_hint_) {
+      consider(*since + config_.policy.health_settle);
+    }
+  };
+  considerSettle(health_side_since_);
   if (role_ == Role::kInit) consider(init_deadline_);
   for (const auto& [name, p] : peers_) {
     if (!p.alive) continue;
     Time expiry = p.last_heard + config_.dead_time;
     if (p.daemon_left_at) expiry = std::max(expiry, *p.daemon_left_at + config_.dead_time);
     consider(expiry);
+    considerSettle(p.health_side_since);
     if (config_.policy.failback != config::FailbackPolicy::kManual && p.backup_since) {
       consider(*p.backup_since + config_.policy.failback_delay);
     }

@@ -131,6 +131,7 @@ class ClusterCore {
   bool resource_fault_ = false;
   bool fence_blocked_ = false;
   std::optional<Time> backup_since_;
+  Time health_side_since_;  // health_ last crossed kHealthNoRealServer at
   std::string move_target_;
   uint64_t move_generation_ = 0;
   // A holder that vanished without releasing: a takeover from it needs the fence first.

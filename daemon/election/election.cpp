@@ -27,6 +27,19 @@ const Candidate* best(const std::vector<const Candidate*>& list) {
 
 }  // namespace
 
+Millis healthSettle(const config::Config& cfg) {
+  Millis longest{0};
+  bool checked = false;
+  for (const auto& vs : cfg.virtual_servers) {
+    for (const auto& rs : vs.real_servers) {
+      if (rs.check.type == config::CheckType::kNone) continue;
+      checked = true;
+      longest = std::max(longest, rs.check.interval + rs.check.timeout);
+    }
+  }
+  return checked ? longest + cfg.cluster.heartbeat_interval : Millis(0);
+}
+
 Decision elect(const std::vector<Candidate>& candidates, const Policy& policy,
                const std::optional<std::string>& move_target) {
   std::vector<const Candidate*> able;
@@ -47,10 +60,15 @@ Decision elect(const std::vector<Candidate>& candidates, const Policy& policy,
   }
   if (!holders.empty()) {
     const Candidate* keeper = best(holders);
-    if (keeper->health <= kHealthNoRealServer) {
+    // Only a disagreement that outlasts the checks' phase difference moves the service: a
+    // failure every director sees reaches the holder first half the time.
+    if (keeper->health <= kHealthNoRealServer &&
+        keeper->health_steady_for >= policy.health_settle) {
       std::vector<const Candidate*> seeing;
       for (const Candidate* c : able) {
-        if (c->health > kHealthNoRealServer) seeing.push_back(c);
+        if (c->health > kHealthNoRealServer && c->health_steady_for >= policy.health_settle) {
+          seeing.push_back(c);
+        }
       }
       if (!seeing.empty()) {
         return {best(seeing)->name, "the holder sees no real server up; this node sees some"};

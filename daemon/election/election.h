@@ -27,12 +27,23 @@ struct Candidate {
   bool fault = false;          // the node says it is in FAULT
   bool claims_active = false;  // the node holds (or is taking or releasing) the resources
   Millis backup_for{0};        // how long it has been BACKUP without a break, as seen here
+  // How long its health has stayed on the same side of kHealthNoRealServer (at or above the
+  // floor), as seen here.
+  Millis health_steady_for{0};
 };
 
 struct Policy {
   config::FailbackPolicy failback = config::FailbackPolicy::kManual;
   Millis failback_delay{0};
+  // How long a holder at kHealthNoRealServer and a node above it must both have stayed so before
+  // the holder gives way: each director runs its own checks, out of phase, so a real-server
+  // change that every director sees reaches them up to one check period apart. 0: at once.
+  Millis health_settle{0};
 };
+
+// The health_settle for a config: the longest check period (interval + timeout) of any checked
+// real server, plus one heartbeat_interval for the news to travel; 0 when nothing is checked.
+Millis healthSettle(const config::Config& cfg);
 
 struct Decision {
   std::optional<std::string> winner;  // nullopt: nobody may be active
@@ -50,7 +61,8 @@ bool outranks(const Candidate& a, const Candidate& b);
 // 1. an operator's move to an eligible node wins;
 // 2. otherwise an eligible node that already holds the resources keeps them (stickiness); if
 //    several do (a healed split brain), the best ranked keeps them; but a holder that sees no
-//    real server up (kHealthNoRealServer) gives way to the best ranked node that sees some;
+//    real server up (kHealthNoRealServer) gives way to the best ranked node that sees some,
+//    once both have stayed so for health_settle;
 // 3. with failback auto or delayed, a higher-priority node that is at least as healthy and has
 //    been BACKUP for failback_delay takes over from the holder;
 // 4. with no holder, the best ranked eligible node.

@@ -27,6 +27,8 @@ struct PeerState {
   bool alive = false;
   std::optional<Time> daemon_left_at;  // its tandemd left the group; its node did not
   std::optional<Time> backup_since;    // continuously BACKUP since, as seen here
+  // Its health last crossed kHealthNoRealServer (or was first heard) at, as seen here.
+  std::optional<Time> health_side_since;
 
   // It is, or is becoming, the ACTIVE: a contender for keeping the resources.
   bool isActive() const { return alive && last && last->role == wire::Role::kActive; }

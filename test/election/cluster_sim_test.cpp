@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace tandem::election {
 namespace {
 
@@ -152,6 +154,101 @@ TEST(ClusterSim, AutoFailbackWaitsForTheDelayThenHandsOverCleanly) {
   EXPECT_GE(c.now() - back, 30s) << "not before failback_delay";
   EXPECT_LE(c.now() - back, 30s + 2s);
   EXPECT_EQ(c.maxHoldersInOneGroup(), 1) << "the old ACTIVE released before the new one took over";
+}
+
+void setHealth(SimCluster& c, const std::string& node, int health) {
+  c.act(node,
+        [health](ClusterCore& core, Time when) { return core.onLocalHealth(when, health, true); });
+}
+
+SimCluster::Options settleOptions() {
+  SimCluster::Options opt;
+  opt.policy = Policy{FailbackPolicy::kManual, 0ms, 1500ms};
+  return opt;
+}
+
+void startWithLb1Active(SimCluster& c) {
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  ASSERT_TRUE(exactlyOneActive(c, "lb1"));
+}
+
+// One real server dies and comes back; each node's checks see it up to a check period apart
+// (here 1 s, the settle 1.5 s): whichever sees it first, the service never moves.
+TEST(ClusterSim, ARealServerFailureBothNodesSeeMovesNothing) {
+  SimCluster c = pair(settleOptions());
+  ASSERT_NO_FATAL_FAILURE(startWithLb1Active(c));
+  auto hold = [&](Millis d) {
+    for (Millis t{0}; t < d; t += 10ms) {
+      c.advance(10ms);
+      ASSERT_TRUE(exactlyOneActive(c, "lb1")) << "moved at +" << t.count() << " ms";
+    }
+  };
+  setHealth(c, "lb1", kHealthNoRealServer);  // the holder sees the failure first
+  hold(1s);
+  setHealth(c, "lb2", kHealthNoRealServer);
+  hold(5s);
+  setHealth(c, "lb2", 1000);  // the backup sees the recovery first
+  hold(1s);
+  setHealth(c, "lb1", 1000);
+  hold(5s);
+}
+
+TEST(ClusterSim, AHolderThatStaysBlindHandsOverOnceTheSettlePasses) {
+  SimCluster c = pair(settleOptions());
+  ASSERT_NO_FATAL_FAILURE(startWithLb1Active(c));
+  setHealth(c, "lb1", kHealthNoRealServer);
+  auto t = c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 5s);
+  ASSERT_TRUE(t) << "lb2 sees the real servers, lb1 does not: lb2 must take over";
+  EXPECT_GE(*t, 1500ms) << "not before the settle";
+  EXPECT_LE(*t, 1500ms + 500ms);
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
+Heartbeat backupBeat(const std::string& sender, uint16_t health) {
+  Heartbeat hb;
+  hb.sender = sender;
+  hb.incarnation = 1;
+  hb.role = wire::Role::kBackup;
+  hb.priority = 100;
+  hb.health = health;
+  hb.quorate = true;
+  hb.tiebreaker_ok = true;
+  return hb;
+}
+
+bool has(const Actions& actions, Action::Kind kind) {
+  return std::any_of(actions.begin(), actions.end(),
+                     [kind](const Action& a) { return a.kind == kind; });
+}
+
+// The settle passing is no event: the core asks for a tick at that moment, and the tick alone,
+// with no heartbeat in between, makes the holder give way.
+TEST(ClusterCoreSettle, TheSettlePassingIsADeadlineOfItsOwn) {
+  CoreConfig cfg;
+  cfg.self = "lb1";
+  cfg.priority = 200;
+  cfg.peers = {{"lb2", 100}};
+  cfg.dead_time = 1s;
+  cfg.policy.health_settle = 300ms;
+  Time t0{};
+  ClusterCore core(cfg, t0, {});
+  core.onHeartbeat(t0, backupBeat("lb2", 1000));
+  ASSERT_EQ(core.role(), Role::kTakingOver);
+  core.onResourcesStarted(t0);
+  ASSERT_EQ(core.role(), Role::kActive);
+  EXPECT_EQ(core.nextDeadline(), t0 + 300ms) << "both health sides settle then";
+  EXPECT_FALSE(has(core.onTick(t0 + 300ms), Action::Kind::kStopResources));
+  EXPECT_EQ(core.nextDeadline(), t0 + 1s) << "nothing left to settle: lb2's dead time";
+  Time t1 = t0 + 500ms;
+  core.onHeartbeat(t1, backupBeat("lb2", 1000));
+  EXPECT_FALSE(has(core.onLocalHealth(t1, kHealthNoRealServer, true), Action::Kind::kStopResources))
+      << "the disagreement has only begun";
+  EXPECT_EQ(core.nextDeadline(), t1 + 300ms);
+  EXPECT_FALSE(has(core.onTick(t1 + 299ms), Action::Kind::kStopResources));
+  EXPECT_TRUE(has(core.onTick(t1 + 300ms), Action::Kind::kStopResources));
+  EXPECT_EQ(core.role(), Role::kReleasing);
 }
 
 TEST(ClusterSim, AdminMoveIsAHandshakeAndClearKeepsThePlace) {

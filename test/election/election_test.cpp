@@ -65,6 +65,69 @@ TEST(Election, AHolderThatSeesNoRealServerGivesWayToOneThatSeesSome) {
       << "a holder that sees some keeps them, even against a healthier backup";
 }
 
+// Each director runs its own checks out of phase: a disagreement shorter than health_settle is
+// the same failure seen a moment apart, and moves nothing.
+TEST(Election, AHolderAtTheFloorGivesWayOnlyOnceItHasStayedThereForTheSettle) {
+  Candidate a = node("lb1", 200), b = node("lb2", 100);
+  a.claims_active = true;
+  a.health = kHealthNoRealServer;
+  b.health_steady_for = 1h;
+  Policy p{FailbackPolicy::kManual, 0ms, 3s};
+  a.health_steady_for = 2999ms;
+  auto d = elect({a, b}, p, std::nullopt);
+  EXPECT_EQ(d.winner, "lb1");
+  EXPECT_EQ(d.reason, "it holds the resources");
+  a.health_steady_for = 3s;
+  d = elect({a, b}, p, std::nullopt);
+  EXPECT_EQ(d.winner, "lb2");
+  EXPECT_EQ(d.reason, "the holder sees no real server up; this node sees some");
+}
+
+TEST(Election, TheNodeThatSeesSomeMustHaveSeenThemForTheSettleToo) {
+  Candidate a = node("lb1", 200), b = node("lb2", 150), c = node("lb3", 100);
+  a.claims_active = true;
+  a.health = kHealthNoRealServer;
+  a.health_steady_for = 1h;
+  c.health = kHealthNoRealServer;
+  c.health_steady_for = 1h;
+  Policy p{FailbackPolicy::kManual, 0ms, 3s};
+  b.health_steady_for = 2999ms;
+  EXPECT_EQ(elect({a, b, c}, p, std::nullopt).winner, "lb1")
+      << "lb2 just came back above the floor: lb1 may see it any moment";
+  b.health_steady_for = 3s;
+  EXPECT_EQ(elect({a, b, c}, p, std::nullopt).winner, "lb2");
+  // Only a settled seer counts: an unsettled better one does not stop a settled one taking it.
+  b.health_steady_for = 1s;
+  c.health = 1000;
+  c.health_steady_for = 3s;
+  EXPECT_EQ(elect({a, b, c}, p, std::nullopt).winner, "lb3");
+}
+
+config::Config checkedConfig(std::vector<std::vector<std::pair<Millis, Millis>>> services) {
+  config::Config cfg;
+  cfg.cluster.heartbeat_interval = 200ms;
+  for (const auto& checks : services) {
+    config::VirtualServer vs;
+    for (const auto& [interval, timeout] : checks) {
+      config::RealServer rs;
+      if (interval > 0ms) rs.check.type = config::CheckType::kTcp;
+      rs.check.interval = interval;
+      rs.check.timeout = timeout;
+      vs.real_servers.push_back(rs);
+    }
+    cfg.virtual_servers.push_back(vs);
+  }
+  return cfg;
+}
+
+TEST(Election, TheHealthSettleIsTheLongestCheckPeriodPlusAHeartbeat) {
+  EXPECT_EQ(healthSettle(checkedConfig({})), 0ms) << "no virtual server";
+  EXPECT_EQ(healthSettle(checkedConfig({{{0ms, 0ms}}})), 0ms) << "nothing is checked";
+  EXPECT_EQ(healthSettle(checkedConfig({{{2s, 1s}}})), 3200ms);
+  // The longest period wins, across real servers and services; an unchecked server adds none.
+  EXPECT_EQ(healthSettle(checkedConfig({{{2s, 1s}, {0ms, 0ms}}, {{1s, 5s}, {3s, 500ms}}})), 6200ms);
+}
+
 TEST(Election, TheHolderKeepsTheResourcesUnderManualFailback) {
   Candidate a = node("lb1", 200), b = node("lb2", 100);
   b.claims_active = true;
