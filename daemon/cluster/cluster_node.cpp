@@ -54,7 +54,8 @@ election::CoreConfig coreConfig(const config::Config& cfg, const std::string& se
   }
   cc.heartbeat_interval = cfg.cluster.heartbeat_interval;
   cc.dead_time = cfg.cluster.dead_time;
-  cc.policy = election::Policy{cfg.cluster.failback, cfg.cluster.failback_delay};
+  cc.policy = election::Policy{cfg.cluster.failback, cfg.cluster.failback_delay,
+                               election::healthSettle(cfg)};
   cc.fencing = cfg.cluster.fence.command.has_value();
   return cc;
 }

@@ -571,6 +571,47 @@ TEST_F(Cluster, AnActiveThatSeesNoRealServerHandsOverToOneThatSeesThem) {
   EXPECT_EQ(role("a"), Role::kBackup);
 }
 
+// Each director checks the real servers itself, out of phase: when the only real server dies,
+// one director sees it up to a check period (interval + timeout) before the other, and the same
+// when it comes back. A failure that both see is no reason to move the service, either way.
+TEST_F(Cluster, ARealServerFailureBothDirectorsSeeNeverMovesTheService) {
+  const Endpoint rs = *Endpoint::parse("203.0.113.11:80", false);
+  conf_.real_servers = {"203.0.113.11:80"};
+  conf_.check = "type = \"tcp\"\ninterval = \"2s\"\ntimeout = \"500ms\"\nrise = 2\nfall = 2\n";
+  world_.checks().servers[rs] = fakes::Server::kAlive;
+  build(kPair);
+  // b starts most of a check interval after a, so their probes are far out of phase.
+  start("a");
+  run(900ms);
+  start("b");
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(3s);
+  auto holdA = [&](Millis d) {
+    for (Millis t{0}; t < d; t += 10ms) {
+      sim_.advance(10ms);
+      ASSERT_EQ(role("a"), Role::kActive) << "a lost the resources at +" << t.count() << " ms";
+    }
+  };
+  // Kill and revive at several points of the check period, so that a sees the change first in
+  // some rounds and b in others.
+  for (Millis at : {0ms, 500ms, 1000ms, 1500ms}) {
+    SCOPED_TRACE("offset " + std::to_string(at.count()) + " ms");
+    holdA(at);
+    world_.checks().servers[rs] = fakes::Server::kDead;
+    holdA(10s);
+    world_.checks().servers[rs] = fakes::Server::kAlive;
+    holdA(10s);
+  }
+  for (const char* d : {"a", "b"}) {
+    EXPECT_EQ(platforms_[d]->log().count(LogLevel::kInfo, "real servers up 0 of 1 health=1"), 4u)
+        << d << " saw every failure";
+    EXPECT_EQ(platforms_[d]->log().count(LogLevel::kNotice, "to=TAKING_OVER"),
+              d == std::string("a") ? 1u : 0u)
+        << d;
+    EXPECT_EQ(platforms_[d]->log().count(LogLevel::kNotice, "to=RELEASING"), 0u) << d;
+  }
+}
+
 TEST_F(Cluster, AReloadOfVirtualServersLogLevelAndControlGroupTakesEffect) {
   build(kPair);
   startAll();
