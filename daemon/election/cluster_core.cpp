@@ -539,10 +539,13 @@ std::optional<Time> ClusterCore::nextDeadline() const {
   };
   // A holder at the floor gives way once a disagreement has lasted health_settle, which no
   // event marks: wake up when a health side becomes settled.
+  // A deadline already passed was acted on when it came (or never can be, as a failback
+  // delay for a node that is not preferred): waking for it again would spin the loop.
+  auto considerFuture = [&](const std::optional<Time>& since, Millis after) {
+    if (since && *since + after > now_hint_) consider(*since + after);
+  };
   auto considerSettle = [&](const std::optional<Time>& since) {
-    if (since && *since + config_.policy.health_settle > now_hint_) {
-      consider(*since + config_.policy.health_settle);
-    }
+    considerFuture(since, config_.policy.health_settle);
   };
   considerSettle(health_side_since_);
   if (role_ == Role::kInit) consider(init_deadline_);
@@ -552,12 +555,12 @@ std::optional<Time> ClusterCore::nextDeadline() const {
     if (p.daemon_left_at) expiry = std::max(expiry, *p.daemon_left_at + config_.dead_time);
     consider(expiry);
     considerSettle(p.health_side_since);
-    if (config_.policy.failback != config::FailbackPolicy::kManual && p.backup_since) {
-      consider(*p.backup_since + config_.policy.failback_delay);
+    if (config_.policy.failback != config::FailbackPolicy::kManual) {
+      considerFuture(p.backup_since, config_.policy.failback_delay);
     }
   }
-  if (config_.policy.failback != config::FailbackPolicy::kManual && backup_since_) {
-    consider(*backup_since_ + config_.policy.failback_delay);
+  if (config_.policy.failback != config::FailbackPolicy::kManual) {
+    considerFuture(backup_since_, config_.policy.failback_delay);
   }
   if (backup_since_ && *backup_since_ + 2 * config_.heartbeat_interval > now_hint_) {
     consider(*backup_since_ + 2 * config_.heartbeat_interval);

@@ -218,6 +218,13 @@ Heartbeat backupBeat(const std::string& sender, uint16_t health) {
   return hb;
 }
 
+Heartbeat activeBeat(const std::string& sender) {
+  Heartbeat hb = backupBeat(sender, 1000);
+  hb.role = wire::Role::kActive;
+  hb.priority = 200;
+  return hb;
+}
+
 bool has(const Actions& actions, Action::Kind kind) {
   return std::any_of(actions.begin(), actions.end(),
                      [kind](const Action& a) { return a.kind == kind; });
@@ -249,6 +256,30 @@ TEST(ClusterCoreSettle, TheSettlePassingIsADeadlineOfItsOwn) {
   EXPECT_FALSE(has(core.onTick(t1 + 299ms), Action::Kind::kStopResources));
   EXPECT_TRUE(has(core.onTick(t1 + 300ms), Action::Kind::kStopResources));
   EXPECT_EQ(core.role(), Role::kReleasing);
+}
+
+// A BACKUP that is not the preferred node under auto failback: once its failback delay has
+// passed there is nothing to wake for until the next heartbeat or the peer's dead time, not a
+// deadline in the past every millisecond.
+TEST(ClusterCoreDeadline, APassedFailbackDelayIsNoDeadline) {
+  CoreConfig cfg;
+  cfg.self = "lb2";
+  cfg.priority = 100;
+  cfg.peers = {{"lb1", 200}};
+  cfg.dead_time = 1s;
+  cfg.policy.failback = config::FailbackPolicy::kAuto;
+  cfg.policy.failback_delay = 0ms;
+  Time t0{};
+  ClusterCore core(cfg, t0, {});
+  core.onHeartbeat(t0, activeBeat("lb1"));
+  core.onTick(t0 + 100ms);
+  ASSERT_EQ(core.role(), Role::kBackup);
+  const Time t1 = t0 + 500ms;
+  core.onHeartbeat(t1, activeBeat("lb1"));
+  core.onTick(t1);
+  auto next = core.nextDeadline();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_GT(*next, t1) << "a deadline in the past makes the shell tick every millisecond";
 }
 
 TEST(ClusterSim, AdminMoveIsAHandshakeAndClearKeepsThePlace) {
