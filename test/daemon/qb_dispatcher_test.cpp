@@ -5,10 +5,16 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <functional>
+#include <numeric>
+#include <random>
 #include <vector>
 
 namespace tandem::loop {
@@ -82,14 +88,266 @@ TEST_F(QbDispatcherTest, TimersFireInDeadlineOrderNoEarlierThanArmed) {
   EXPECT_FALSE(a->armed());
 }
 
+TEST_F(QbDispatcherTest, ManyTimersFireInDeadlineOrderWhateverTheArmOrder) {
+  // Deadlines 3 ms apart, armed in a shuffled order: each arm() reads the clock, so the
+  // spacing keeps the deadlines in delay order even when arming takes a while.
+  constexpr int kTimers = 50;
+  std::vector<int> order(kTimers);
+  std::iota(order.begin(), order.end(), 1);
+  std::shuffle(order.begin(), order.end(), std::mt19937(7));
+  std::vector<int> fired;
+  std::vector<std::unique_ptr<Timer>> timers;
+  for (int k : order) {
+    timers.push_back(dispatcher_->createTimer([&, k] {
+      fired.push_back(k);
+      if (static_cast<int>(fired.size()) == kTimers) dispatcher_->stop();
+    }));
+    timers.back()->arm(Millis(3 * k));
+  }
+
+  runUntilStopped();
+
+  std::vector<int> expected(kTimers);
+  std::iota(expected.begin(), expected.end(), 1);
+  EXPECT_EQ(fired, expected);
+}
+
+TEST_F(QbDispatcherTest, TimersWithTheSameDelayFireInArmOrder) {
+  for (Millis delay : {Millis(0), Millis(5)}) {
+    constexpr int kTimers = 100;
+    std::vector<int> fired;
+    std::vector<std::unique_ptr<Timer>> timers;
+    for (int i = 0; i < kTimers; ++i) {
+      timers.push_back(dispatcher_->createTimer([&, i] {
+        fired.push_back(i);
+        if (static_cast<int>(fired.size()) == kTimers) dispatcher_->stop();
+      }));
+    }
+    for (auto& t : timers) t->arm(delay);
+
+    runUntilStopped();
+
+    std::vector<int> expected(kTimers);
+    std::iota(expected.begin(), expected.end(), 0);
+    EXPECT_EQ(fired, expected) << "delay " << delay.count() << " ms";
+  }
+}
+
+// Waits on the clock (not the loop) until every timer armed so far is due, so that the loop's
+// first round finds them all due together.
+void waitUntil(const QbDispatcher& d, MonoTime t) {
+  while (d.now() < t) {
+  }
+}
+
+TEST_F(QbDispatcherTest, ATimerCancelledOrDestroyedByAnotherDueInTheSameRoundDoesNotFire) {
+  int cancelled_fired = 0;
+  int destroyed_fired = 0;
+  int first_fired = 0;
+  std::unique_ptr<Timer> cancelled = dispatcher_->createTimer([&] { ++cancelled_fired; });
+  std::unique_ptr<Timer> destroyed = dispatcher_->createTimer([&] { ++destroyed_fired; });
+  auto first = dispatcher_->createTimer([&] {
+    ++first_fired;
+    EXPECT_TRUE(cancelled->armed());
+    cancelled->cancel();
+    destroyed.reset();
+  });
+  auto end = dispatcher_->createTimer([&] { dispatcher_->stop(); });
+  const MonoTime start = dispatcher_->now();
+  first->arm(1ms);
+  cancelled->arm(2ms);
+  destroyed->arm(2ms);
+  end->arm(3ms);
+  waitUntil(*dispatcher_, start + 10ms);
+
+  runUntilStopped();
+
+  EXPECT_EQ(first_fired, 1);
+  EXPECT_EQ(cancelled_fired, 0);
+  EXPECT_EQ(destroyed_fired, 0);
+  EXPECT_FALSE(cancelled->armed());
+}
+
+TEST_F(QbDispatcherTest, ATimerArmedByAnotherAtAnEarlierDeadlineStillFires) {
+  // The timerfd is set for the later timer's deadline; arming an earlier one must move it.
+  std::vector<int> fired;
+  auto late = dispatcher_->createTimer([&] {
+    fired.push_back(2);
+    dispatcher_->stop();
+  });
+  auto early = dispatcher_->createTimer([&] { fired.push_back(1); });
+  auto arm_early = dispatcher_->createTimer([&] { early->arm(5ms); });
+  late->arm(300ms);
+  arm_early->arm(1ms);
+  const MonoTime start = dispatcher_->now();
+
+  runUntilStopped();
+
+  EXPECT_EQ(fired, (std::vector<int>{1, 2}));
+  EXPECT_GE(dispatcher_->now() - start, 300ms);
+}
+
+// Two pipes with a byte to read in each and a watch on each read end, set up before the loop
+// runs so that both events come in the loop's first batch.
+struct TwoReadablePipes {
+  void watch(Dispatcher& d, std::function<void(FdEvents)> on_first,
+             std::function<void(FdEvents)> on_second) {
+    auto a = d.watchFd(first.fds[0], FdEvents{true, false}, std::move(on_first));
+    auto b = d.watchFd(second.fds[0], FdEvents{true, false}, std::move(on_second));
+    ASSERT_TRUE(a.has_value() && b.has_value());
+    first_watch = std::move(*a);
+    second_watch = std::move(*b);
+    ASSERT_EQ(::write(first.fds[1], "x", 1), 1);
+    ASSERT_EQ(::write(second.fds[1], "x", 1), 1);
+  }
+  Pipe first;
+  Pipe second;
+  std::unique_ptr<FdWatch> first_watch;
+  std::unique_ptr<FdWatch> second_watch;
+};
+
+TEST_F(QbDispatcherTest, ACallbackMayDestroyItsOwnWatchAndAnotherWithAnEventPending) {
+  // Whichever runs first destroys both watches: the other must not run (under ASan, nothing
+  // may touch the destroyed entries either).
+  TwoReadablePipes pipes;
+  int calls = 0;
+  auto on_ready = [&](FdEvents) {
+    ++calls;
+    pipes.first_watch.reset();
+    pipes.second_watch.reset();
+  };
+  pipes.watch(*dispatcher_, on_ready, on_ready);
+  auto end = dispatcher_->createTimer([&] { dispatcher_->stop(); });
+  end->arm(30ms);
+
+  runUntilStopped();
+
+  EXPECT_EQ(calls, 1);
+}
+
+TEST_F(QbDispatcherTest, AWatchReplacedDuringABatchDoesNotGetTheOldWatchsEvent) {
+  TwoReadablePipes pipes;
+  int old_calls = 0;
+  int new_calls = 0;
+  // Destroys both watches and watches the other fd anew, for writability only, which a pipe's
+  // read end never has: the other fd's readable event, already in this batch, was for the old
+  // watch and must not reach the new one.
+  auto replace = [&](int other_fd, std::unique_ptr<FdWatch>& own, std::unique_ptr<FdWatch>& other) {
+    ++old_calls;
+    own.reset();
+    other.reset();
+    auto again =
+        dispatcher_->watchFd(other_fd, FdEvents{false, true}, [&](FdEvents) { ++new_calls; });
+    ASSERT_TRUE(again.has_value()) << again.error().message;
+    other = std::move(*again);
+  };
+  int fd1 = pipes.first.fds[0];
+  int fd2 = pipes.second.fds[0];
+  pipes.watch(
+      *dispatcher_, [&](FdEvents) { replace(fd2, pipes.first_watch, pipes.second_watch); },
+      [&](FdEvents) { replace(fd1, pipes.second_watch, pipes.first_watch); });
+  auto end = dispatcher_->createTimer([&] { dispatcher_->stop(); });
+  end->arm(30ms);
+
+  runUntilStopped();
+
+  EXPECT_EQ(old_calls, 1);
+  EXPECT_EQ(new_calls, 0);
+}
+
+TEST_F(QbDispatcherTest, TenThousandWatchesAndTimersComeAndGo) {
+  // A functional check at the scale of 10,000 probes in flight, not a timing one.
+  constexpr int kCount = 10'000;
+  rlimit lim{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &lim), 0);
+  if (lim.rlim_cur < kCount + 100) {
+    lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, kCount + 100);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &lim), 0);
+  }
+  ASSERT_GE(lim.rlim_cur, static_cast<rlim_t>(kCount + 100)) << "RLIMIT_NOFILE hard limit";
+  std::vector<int> fds;
+  std::vector<std::unique_ptr<FdWatch>> watches(kCount);
+  std::vector<std::unique_ptr<Timer>> timers(kCount);
+  int reads = 0;
+  int fires = 0;
+  int live_watches = 0;
+  int live_timers = 0;
+  auto maybeStop = [&] {
+    if (reads == live_watches && fires == live_timers) dispatcher_->stop();
+  };
+  for (int i = 0; i < kCount; ++i) {
+    int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+    auto w = dispatcher_->watchFd(fd, FdEvents{true, false}, [&, i, fd](FdEvents ready) {
+      EXPECT_TRUE(ready.readable);
+      uint64_t v = 0;
+      EXPECT_EQ(::read(fd, &v, sizeof v), static_cast<ssize_t>(sizeof v));
+      ++reads;
+      watches[static_cast<size_t>(i)].reset();
+      maybeStop();
+    });
+    ASSERT_TRUE(w.has_value()) << w.error().message;
+    watches[static_cast<size_t>(i)] = std::move(*w);
+    timers[static_cast<size_t>(i)] = dispatcher_->createTimer([&, i] {
+      ++fires;
+      timers[static_cast<size_t>(i)].reset();
+      maybeStop();
+    });
+    timers[static_cast<size_t>(i)]->arm(Millis(i % 20));
+  }
+  // Every third watch and every fifth timer goes before the loop runs.
+  for (int i = 0; i < kCount; ++i) {
+    if (i % 3 == 0) watches[static_cast<size_t>(i)].reset();
+    if (i % 5 == 0) timers[static_cast<size_t>(i)].reset();
+  }
+  for (int i = 0; i < kCount; ++i) {
+    if (watches[static_cast<size_t>(i)]) ++live_watches;
+    if (timers[static_cast<size_t>(i)]) ++live_timers;
+    uint64_t one = 1;
+    ASSERT_EQ(::write(fds[static_cast<size_t>(i)], &one, sizeof one),
+              static_cast<ssize_t>(sizeof one));
+  }
+
+  runUntilStopped();
+
+  EXPECT_EQ(reads, live_watches);
+  EXPECT_EQ(fires, live_timers);
+  EXPECT_TRUE(std::all_of(watches.begin(), watches.end(), [](auto& w) { return !w; }));
+  EXPECT_TRUE(std::all_of(timers.begin(), timers.end(), [](auto& t) { return !t; }));
+  // The fds are free to be watched again.
+  auto again = dispatcher_->watchFd(fds[0], FdEvents{true, false}, [](FdEvents) {});
+  EXPECT_TRUE(again.has_value());
+  again->reset();
+  for (int fd : fds) ::close(fd);
+}
+
+TEST_F(QbDispatcherTest, DestroyingTheDispatcherWithLiveWatchesAndTimersIsSafe) {
+  Pipe p;
+  auto watch = dispatcher_->watchFd(p.fds[0], FdEvents{true, false}, [](FdEvents) {});
+  ASSERT_TRUE(watch.has_value());
+  auto timer = dispatcher_->createTimer([] {});
+  timer->arm(1s);
+  guard_.reset();
+
+  dispatcher_.reset();
+
+  EXPECT_FALSE(timer->armed());
+  timer.reset();
+  watch->reset();
+}
+
 TEST_F(QbDispatcherTest, AZeroDelayTimerStillFires) {
-  // A zero it_value would disarm a timerfd; the dispatcher must not pass one through.
+  // A zero it_value would disarm a timerfd; the dispatcher must not pass one through. And "as
+  // soon as possible" is from the loop, never inside arm().
   bool fired = false;
   auto t = dispatcher_->createTimer([&] {
     fired = true;
     dispatcher_->stop();
   });
   t->arm(0ms);
+  EXPECT_FALSE(fired);
+  EXPECT_TRUE(t->armed());
 
   runUntilStopped();
 
