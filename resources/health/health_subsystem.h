@@ -61,6 +61,9 @@ struct HealthEvent {
 class HealthSubsystem final : public Subsystem {
  public:
   static constexpr size_t kHistory = 100;
+  // Real servers listed in status(), the down ones first: the admin channel's 1 MiB holds
+  // about 5,000 of them.
+  static constexpr size_t kStatusServers = 2000;
 
   explicit HealthSubsystem(HealthDeps deps);
   ~HealthSubsystem() override;

@@ -275,13 +275,36 @@ TEST_F(HealthSubsystemTest, StatusShowsEachServersHealthLastResultAndSince) {
   ASSERT_TRUE(j.contains("health")) << j.dump();
   EXPECT_EQ(j["health"]["checked"], 2);
   EXPECT_EQ(j["health"]["up"], 1);
-  const auto& rs2 = j["health"]["real_servers"][1];
+  const auto& rs2 = j["health"]["real_servers"][0];  // the down ones first
   EXPECT_EQ(rs2["real_server"], "203.0.113.22:80");
   EXPECT_EQ(rs2["health"], "down");
   EXPECT_EQ(rs2["check"], "tcp");
   EXPECT_EQ(rs2["last"]["reason"], "connection refused");
   EXPECT_EQ(rs2["last"]["ok"], false);
   EXPECT_GT(rs2["since_ms"].get<uint64_t>(), 0u);
+}
+
+TEST_F(HealthSubsystemTest, StatusListsTheDownServersFirstAndAtMostABoundedNumber) {
+  auto h = make();
+  const int n = static_cast<int>(HealthSubsystem::kStatusServers) + 200;
+  std::string text = configText(kFastTcp, 0);
+  for (int i = 0; i < n; ++i) {
+    const std::string rs = "10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250);
+    text += "[[virtual_server.real_server]]\naddress = \"" + rs + "\"\n";
+    world_.servers[*Endpoint::parse(rs + ":80", false)] = Server::kAlive;
+  }
+  const Endpoint last = *Endpoint::parse("10.1.8.199:80", false);  // sorted last of all
+  world_.servers[last] = Server::kDead;
+  configure(*h, load(text));
+  sim_.advance(3s);
+  const nlohmann::json j = h->status()["health"];
+  EXPECT_EQ(j["checked"], n);
+  EXPECT_EQ(j["up"], n - 1);
+  EXPECT_EQ(j["listed"], HealthSubsystem::kStatusServers);
+  ASSERT_EQ(j["real_servers"].size(), HealthSubsystem::kStatusServers);
+  EXPECT_EQ(j["real_servers"][0]["real_server"], "10.1.8.199:80") << "the down one first";
+  EXPECT_EQ(j["real_servers"][0]["health"], "down");
+  EXPECT_LT(j.dump().size(), 1024u * 1024u) << "fits the admin channel";
 }
 
 TEST_F(HealthSubsystemTest, TheHistoryIsBounded) {
