@@ -58,15 +58,15 @@ read -r l
 SH
   _smtp_scripted smtp-garbage 2529 <<'SH' || return 1
 printf 'SSH-2.0-OpenSSH_9.2\r\n'
-sleep 2
+cat >/dev/null  # hold the connection until the checker closes it
 SH
   _smtp_scripted smtp-silent 2530 <<'SH' || return 1
-sleep 2
+cat >/dev/null  # hold the connection until the checker closes it
 SH
   _smtp_scripted smtp-long 2531 <<'SH' || return 1
 printf '220 '
 head -c 20000 /dev/zero | tr -c a a
-sleep 2
+cat >/dev/null  # hold the connection until the checker closes it
 SH
   _smtp_scripted smtp-forever 2532 <<'SH' || return 1
 yes 220-more
