@@ -128,6 +128,53 @@ Service desiredService(const config::VirtualServer& vs) {
   return s;
 }
 
+namespace {
+
+// The destinations of vs given health, in key order (desiredTable's rules).
+std::vector<DestinationState> desiredDestinations(const config::VirtualServer& vs,
+                                                  const Health& health) {
+  std::vector<DestinationState> out;
+  std::set<DestKey> dests;
+  bool any_up = false;
+  for (const auto& rs : vs.real_servers) {
+    const DestKey key{rs.address.address, rs.address.port};
+    if (!dests.insert(key).second) continue;
+    const RealHealth h = health.get(vs.name, rs.address);
+    any_up = any_up || h.up;
+    if (!h.up && vs.on_failure == config::OnFailure::kRemove) continue;
+    const int weight = h.up ? h.weight.value_or(rs.weight) : 0;
+    out.push_back(DestinationState{destination(rs, weight), 0, 0, 0, {}});
+  }
+  if (!any_up && vs.fallback) {
+    config::RealServer fb;
+    fb.address = *vs.fallback;
+    if (fb.address.port == 0 && vs.address) fb.address.port = vs.address->port;
+    fb.forwarding = vs.forwarding;
+    const DestKey key{fb.address.address, fb.address.port};
+    Destination d = destination(fb, 1);
+    auto same = std::find_if(out.begin(), out.end(),
+                             [&](const DestinationState& ds) { return ds.dest.key == key; });
+    if (same != out.end()) {
+      same->dest.weight = 1;  // the fallback is one of the (down) real servers
+    } else {
+      out.push_back(DestinationState{d, 0, 0, 0, {}});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const DestinationState& a, const DestinationState& b) {
+    return a.dest.key < b.dest.key;
+  });
+  return out;
+}
+
+bool sameDestinations(const std::vector<DestinationState>& a,
+                      const std::vector<DestinationState>& b) {
+  return std::equal(
+      a.begin(), a.end(), b.begin(), b.end(),
+      [](const DestinationState& x, const DestinationState& y) { return x.dest == y.dest; });
+}
+
+}  // namespace
+
 Table desiredTable(const config::Config& cfg, const Health& health) {
   Table table;
   std::set<ServiceKey> seen;
@@ -135,42 +182,34 @@ Table desiredTable(const config::Config& cfg, const Health& health) {
     ServiceState st;
     st.service = desiredService(vs);
     if (!seen.insert(st.service.key).second) continue;
-    std::set<DestKey> dests;
-    bool any_up = false;
-    for (const auto& rs : vs.real_servers) {
-      const DestKey key{rs.address.address, rs.address.port};
-      if (!dests.insert(key).second) continue;
-      const RealHealth h = health.get(vs.name, rs.address);
-      any_up = any_up || h.up;
-      if (!h.up && vs.on_failure == config::OnFailure::kRemove) continue;
-      const int weight = h.up ? h.weight.value_or(rs.weight) : 0;
-      st.destinations.push_back(DestinationState{destination(rs, weight), 0, 0, 0, {}});
-    }
-    if (!any_up && vs.fallback) {
-      config::RealServer fb;
-      fb.address = *vs.fallback;
-      if (fb.address.port == 0 && vs.address) fb.address.port = vs.address->port;
-      fb.forwarding = vs.forwarding;
-      const DestKey key{fb.address.address, fb.address.port};
-      Destination d = destination(fb, 1);
-      auto same = std::find_if(st.destinations.begin(), st.destinations.end(),
-                               [&](const DestinationState& ds) { return ds.dest.key == key; });
-      if (same != st.destinations.end()) {
-        same->dest.weight = 1;  // the fallback is one of the (down) real servers
-      } else {
-        st.destinations.push_back(DestinationState{d, 0, 0, 0, {}});
-      }
-    }
-    std::sort(st.destinations.begin(), st.destinations.end(),
-              [](const DestinationState& a, const DestinationState& b) {
-                return a.dest.key < b.dest.key;
-              });
+    st.destinations = desiredDestinations(vs, health);
     table.services.push_back(std::move(st));
   }
   std::sort(
       table.services.begin(), table.services.end(),
       [](const ServiceState& a, const ServiceState& b) { return a.service.key < b.service.key; });
   return table;
+}
+
+bool updateDesired(Table& table, const config::Config& cfg, const Health& health,
+                   std::string_view vs_name) {
+  const auto& all = cfg.virtual_servers;
+  auto vs = std::find_if(all.begin(), all.end(),
+                         [&](const config::VirtualServer& v) { return v.name == vs_name; });
+  if (vs == all.end()) return false;
+  const ServiceKey key = desiredService(*vs).key;
+  // The table holds the first virtual server of each key.
+  for (auto before = all.begin(); before != vs; ++before) {
+    if (desiredService(*before).key == key) return false;
+  }
+  auto pos = std::lower_bound(
+      table.services.begin(), table.services.end(), key,
+      [](const ServiceState& s, const ServiceKey& k) { return s.service.key < k; });
+  if (pos == table.services.end() || !(pos->service.key == key)) return false;
+  std::vector<DestinationState> next = desiredDestinations(*vs, health);
+  if (sameDestinations(pos->destinations, next)) return false;
+  pos->destinations = std::move(next);
+  return true;
 }
 
 Timeouts desiredTimeouts(const config::Ipvs& ipvs) {

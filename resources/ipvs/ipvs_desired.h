@@ -48,6 +48,13 @@ class Health {
 //  - two virtual servers with one key, or two real servers with one address, keep the first.
 Table desiredTable(const config::Config& cfg, const Health& health);
 
+// table was desiredTable(cfg, health) before the health of some of virtual server vs_name's real
+// servers changed; health is the new one. Rebuilds only that service (the health path: one
+// change costs one service's destinations, not the whole table's). True when it changed; false
+// too for a name with no service in the table (none such, or a second server of one key).
+bool updateDesired(Table& table, const config::Config& cfg, const Health& health,
+                   std::string_view vs_name);
+
 // One virtual server as an IPVS service (no destinations).
 Service desiredService(const config::VirtualServer& vs);
 

@@ -563,11 +563,8 @@ void IpvsReconcileLoop::setHealth(const std::string& virtual_server, const Endpo
                                   bool up, std::optional<int> weight) {
   if (health_.get(virtual_server, real_server) == RealHealth{up, weight}) return;
   health_.set(virtual_server, real_server, up, weight);
-  if (!config_) return;
-  Table next = desiredTable(*config_, health_);
-  const bool changed = !plan(next, desired_, false).empty();  // not for a server of no service
-  desired_ = std::move(next);
-  if (changed) pass(Pass::kChange);
+  // Only that service is rebuilt: with a slow start's ramps, changes come by the thousand.
+  if (config_ && updateDesired(desired_, *config_, health_, virtual_server)) pass(Pass::kChange);
 }
 
 void IpvsReconcileLoop::reconcileNow() {

@@ -173,7 +173,22 @@ int main() {
         return k.dumps() - before;
       }));
 
+  // A health change as IpvsReconcileLoop::setHealth makes it: one service rebuilt, not the
+  // table (the row "desiredTable" above is what it cost before).
+  {
+    Table t = desired;
+    Health h;
+    const auto& vs = cfg.virtual_servers[kServices / 2];
+    bool down = false;
+    rows.push_back(time("a health change: updateDesired", runs, [&] {
+      down = !down;
+      h.set(vs.name, vs.real_servers[0].address, !down);
+      return static_cast<size_t>(updateDesired(t, cfg, h, vs.name));
+    }));
+  }
+
   if (rows[1].ops != kServices * (1 + kReals)) ok = false;
+  if (rows.back().ops != 1) ok = false;
   if (rows[2].ops != 0) ok = false;
   if (rows[3].ops != kChanged) ok = false;
   if (rows[5].ops != kChanged) ok = false;

@@ -284,6 +284,79 @@ TEST(IpvsDesired, ServicesAndDestinationsInKeyOrderFirstDuplicateWins) {
   EXPECT_EQ(t.services[1].destinations[1].dest.weight, 2);
 }
 
+// Services and destinations, without the counters a desired table never has.
+bool sameTable(const Table& a, const Table& b) {
+  return std::equal(a.services.begin(), a.services.end(), b.services.begin(), b.services.end(),
+                    [](const ServiceState& x, const ServiceState& y) {
+                      return x.service == y.service &&
+                             std::equal(x.destinations.begin(), x.destinations.end(),
+                                        y.destinations.begin(), y.destinations.end(),
+                                        [](const DestinationState& p, const DestinationState& q) {
+                                          return p.dest == q.dest;
+                                        });
+                    });
+}
+
+// The health path rebuilds one service; whatever the change, the table must be the one a whole
+// rebuild makes, and "changed" must say whether it differs.
+TEST(IpvsDesired, UpdatingOneServiceMatchesAWholeRebuild) {
+  std::vector<config::VirtualServer> vss;
+  for (int i = 0; i < 12; ++i) {
+    auto vs = web();
+    vs.name = "vs" + std::to_string(i);
+    // vs11 has vs3's key: the table keeps vs3's.
+    const int port = i == 11 ? 83 : 80 + i;
+    vs.address = ep(("198.51.100.10:" + std::to_string(port)).c_str());
+    vs.on_failure = i % 2 ? config::OnFailure::kRemove : config::OnFailure::kQuiescent;
+    vs.real_servers.clear();
+    for (int j = 0; j < 3; ++j) {
+      vs.real_servers.push_back(
+          real(("203.0.113." + std::to_string(10 + j) + ":80").c_str(), 2 + j));
+    }
+    if (i % 3 == 0) vs.real_servers.push_back(real("203.0.113.10:80", 9));  // a duplicate
+    if (i % 4 == 0) vs.fallback = ep("203.0.113.99:80");
+    if (i == 8) vs.fallback = ep("203.0.113.11:80");  // the fallback is a real server
+    vss.push_back(vs);
+  }
+  const config::Config cfg = configWith(vss);
+  Health h;
+  Table t = desiredTable(cfg, h);
+  uint32_t seed = 12345;
+  auto next = [&seed](uint32_t n) {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 16) % n;
+  };
+  int changes = 0;
+  for (int step = 0; step < 2000; ++step) {
+    const auto& vs = cfg.virtual_servers[next(12)];
+    const auto& rs = vs.real_servers[next(static_cast<uint32_t>(vs.real_servers.size()))];
+    const uint32_t what = next(4);
+    std::optional<int> weight;
+    if (what == 2) weight = static_cast<int>(next(5));
+    h.set(vs.name, rs.address, what != 0, weight);
+    const Table whole = desiredTable(cfg, h);
+    const bool differs = !sameTable(t, whole);
+    const bool changed = updateDesired(t, cfg, h, vs.name);
+    ASSERT_EQ(changed, differs) << "step " << step << " " << vs.name;
+    ASSERT_TRUE(sameTable(t, whole)) << "step " << step << " " << vs.name;
+    changes += changed ? 1 : 0;
+  }
+  EXPECT_GT(changes, 200) << "the walk must change the table often to mean anything";
+  EXPECT_FALSE(updateDesired(t, cfg, h, "nobody"));
+}
+
+TEST(IpvsDesired, UpdatingTheSecondServerOfAKeyChangesNothing) {
+  auto first = web();
+  auto second = web();
+  second.name = "second";
+  const config::Config cfg = configWith({first, second});
+  Health h;
+  Table t = desiredTable(cfg, h);
+  h.set("second", ep("198.51.100.21:80"), false);
+  EXPECT_FALSE(updateDesired(t, cfg, h, "second"));
+  EXPECT_EQ(findDest(t.services[0], "198.51.100.21:80")->dest.weight, 3);
+}
+
 TEST(IpvsDesired, TimeoutsInWholeSeconds) {
   config::Ipvs ipvs;
   EXPECT_EQ(desiredTimeouts(ipvs), Timeouts{});
