@@ -21,6 +21,8 @@ std::string hostPort(const IpAddress& a, uint16_t port) {
   return a.toString() + ":" + std::to_string(port);
 }
 
+std::string syncStateName(SyncState s) { return s == SyncState::kMaster ? "master" : "backup"; }
+
 std::string forwardName(Forward f) {
   switch (f) {
     case Forward::kMasq:

@@ -141,4 +141,36 @@ class Kernel {
   virtual uint64_t writes() const = 0;
 };
 
+// One of the kernel's IPVS connection-sync daemons (IPVS_CMD_NEW_DAEMON / GET_DAEMON): the
+// master multicasts the connection table's changes, the backup receives them into its own
+// table. A director may run both at once (one of each state).
+enum class SyncState { kMaster, kBackup };
+// "master", "backup".
+std::string syncStateName(SyncState s);
+
+struct SyncDaemon {
+  SyncState state = SyncState::kBackup;
+  std::string interface;  // IPVS_DAEMON_ATTR_MCAST_IFN
+  uint32_t sync_id = 0;   // IPVS_DAEMON_ATTR_SYNC_ID
+  uint16_t max_len = 0;   // IPVS_DAEMON_ATTR_SYNC_MAXLEN: UDP payload size; 0: the kernel's
+  IpAddress group;        // MCAST_GROUP or MCAST_GROUP6 by its family; unspecified
+                          // (0.0.0.0): none sent, the kernel's default 224.0.0.81
+  uint16_t port = 0;      // IPVS_DAEMON_ATTR_MCAST_PORT (host order); 0: the kernel's 8848
+  uint8_t ttl = 0;        // IPVS_DAEMON_ATTR_MCAST_TTL; 0: the kernel's 1
+  bool operator==(const SyncDaemon&) const = default;
+};
+
+// The sync daemons, behind the interface the sync subsystem needs; same completion rules as
+// Kernel (from the loop, exactly once). NetlinkKernel implements it on its own socket; tests
+// use a fake. start() of a state that already runs is kAlreadyExists (EEXIST); stop() of one
+// that does not is kNotFound (ESRCH).
+class SyncKernel {
+ public:
+  virtual ~SyncKernel() = default;
+  // The daemons that run now (0, 1 or 2), as the kernel reports them.
+  virtual void daemons(KernelDone<std::vector<SyncDaemon>> done) = 0;
+  virtual void startDaemon(const SyncDaemon& d, KernelDone<void> done) = 0;
+  virtual void stopDaemon(SyncState state, KernelDone<void> done) = 0;
+};
+
 }  // namespace tandem::resources::ipvs
