@@ -1,0 +1,309 @@
+#include "sync/sync_subsystem.h"
+
+#include <utility>
+
+#include "common/duration.h"
+
+namespace tandem::resources::sync {
+
+using ipvs::SyncDaemon;
+using ipvs::SyncState;
+
+namespace {
+
+constexpr SyncState kStates[] = {SyncState::kBackup, SyncState::kMaster};
+
+// The ACTIVE's sync master role, in Stage::kSync. A sync daemon the kernel refuses is logged
+// and shown in the status, and never fails the chain: a takeover without sync still serves
+// every new connection, one refused by the sync daemon would serve none.
+class MasterRole final : public Resource {
+ public:
+  explicit MasterRole(SyncSubsystem& sync) : sync_(sync) {}
+  std::string_view name() const override { return "sync-master"; }
+  void start(Done done) override { sync_.wantMaster(true, succeed(std::move(done))); }
+  void stop(Done done) override { sync_.wantMaster(false, succeed(std::move(done))); }
+  void monitor(Done done) override { sync_.verify(succeed(std::move(done))); }
+  bool present() const override { return sync_.masterRunning(); }
+  nlohmann::json describe() const override {
+    return {{"passes", sync_.passes()}, {"restarts", sync_.restarts()}};
+  }
+
+ private:
+  static Done succeed(Done done) {
+    return [done = std::move(done)](Result<void>) { done(Result<void>()); };
+  }
+  SyncSubsystem& sync_;
+};
+
+}  // namespace
+
+SyncDaemon desiredDaemon(const config::Sync& sync, SyncState state) {
+  SyncDaemon d;
+  d.state = state;
+  d.interface = sync.interface;
+  d.sync_id = static_cast<uint32_t>(sync.sync_id);
+  d.max_len = static_cast<uint16_t>(sync.max_message_length);
+  d.group = sync.multicast_group;
+  d.port = sync.port;
+  d.ttl = static_cast<uint8_t>(sync.ttl);
+  return d;
+}
+
+bool sameDaemon(const SyncDaemon& running, const SyncDaemon& wanted) {
+  return running.state == wanted.state && running.interface == wanted.interface &&
+         running.sync_id == wanted.sync_id && running.group == wanted.group &&
+         running.port == wanted.port && running.ttl == wanted.ttl;
+}
+
+SyncSubsystem::SyncSubsystem(SyncDeps deps, std::string self)
+    : deps_(std::move(deps)), self_(std::move(self)) {
+  master_ = std::make_shared<MasterRole>(*this);
+  timer_ = deps_.dispatcher.createTimer([this] { verify({}); });
+}
+
+SyncSubsystem::~SyncSubsystem() { *alive_ = false; }
+
+void SyncSubsystem::log(LogLevel level, const std::string& line) const {
+  if (deps_.log) deps_.log(level, line);
+}
+
+std::string SyncSubsystem::describe(const SyncDaemon& d) const {
+  return "the IPVS sync " + ipvs::syncStateName(d.state) + " daemon on " + d.interface +
+         " (sync id " + std::to_string(d.sync_id) + ", " + ipvs::hostPort(d.group, d.port) +
+         ", ttl " + std::to_string(d.ttl) + ")";
+}
+
+void SyncSubsystem::configure(const config::Config& next, const config::Config* running,
+                              const config::ReloadDiff& diff) {
+  (void)diff;
+  const bool was = configured_ && sync_.enabled;
+  if (running != nullptr && was && next.sync.enabled &&
+      next.sync.max_message_length != sync_.max_message_length) {
+    force_restart_ = true;
+  }
+  sync_ = next.sync;
+  interval_ = next.ipvs.monitor_interval;
+  manage_ = sync_.enabled || seen_[kBackup].started_by_us || seen_[kMaster].started_by_us;
+  const bool first = !configured_;
+  configured_ = true;
+  if (!sync_.enabled && was) {
+    log(LogLevel::kNotice, "[sync] disabled: stopping the sync daemons tandem runs");
+  }
+  // At start, start() runs the first pass, once every subsystem is configured.
+  if (!first && (sync_.enabled || was)) converge({});
+}
+
+Result<void> SyncSubsystem::start() {
+  if (sync_.enabled) converge({});
+  return {};
+}
+
+std::vector<HeldResource> SyncSubsystem::held() {
+  if (!sync_.enabled) return {};
+  return {{Stage::kSync, master_}};
+}
+
+void SyncSubsystem::shutdown() {
+  *alive_ = false;
+  alive_ = std::make_shared<bool>(true);
+  timer_->cancel();
+  kernel_.reset();
+  running_ = false;
+  waiting_.clear();
+  current_.clear();
+}
+
+void SyncSubsystem::wantMaster(bool on, Done done) {
+  want_master_ = on;
+  converge(std::move(done));
+}
+
+void SyncSubsystem::verify(Done done) { converge(std::move(done)); }
+
+bool SyncSubsystem::wanted(size_t state) const {
+  if (!sync_.enabled) return false;
+  return state == kBackup || want_master_;
+}
+
+void SyncSubsystem::converge(Done done) {
+  if (done) waiting_.push_back(std::move(done));
+  if (running_) return;
+  startPass();
+}
+
+void SyncSubsystem::startPass() {
+  running_ = true;
+  current_ = std::move(waiting_);
+  waiting_.clear();
+  steps_.clear();
+  next_step_ = 0;
+  pass_error_.clear();
+  if (!manage_) {
+    passDone();
+    return;
+  }
+  if (!kernel_) {
+    auto opened = deps_.open ? deps_.open()
+                             : Result<std::unique_ptr<ipvs::SyncKernel>>(
+                                   fail(ErrorCode::kUnavailable, "no IPVS backend"));
+    if (!opened) {
+      pass_error_ = "cannot drive the IPVS sync daemons: " + opened.error().message;
+      passDone();
+      return;
+    }
+    kernel_ = std::move(*opened);
+  }
+  std::weak_ptr<bool> alive = alive_;
+  kernel_->daemons([this, alive](Result<std::vector<SyncDaemon>> listed) {
+    if (alive.expired()) return;
+    onDaemons(std::move(listed));
+  });
+}
+
+void SyncSubsystem::onDaemons(Result<std::vector<SyncDaemon>> listed) {
+  if (!listed) {
+    pass_error_ = "cannot read the IPVS sync daemons: " + listed.error().message;
+    passDone();
+    return;
+  }
+  const bool restart_all = std::exchange(force_restart_, false);
+  for (size_t i = 0; i < 2; ++i) {
+    const SyncState state = kStates[i];
+    const SyncDaemon* have = nullptr;
+    for (const auto& d : *listed) {
+      if (d.state == state) have = &d;
+    }
+    Seen& seen = seen_[i];
+    if (have == nullptr && seen.running) {
+      seen.running = false;
+      seen.daemon.reset();
+    }
+    if (have != nullptr) {
+      if (!seen.running) seen.since_ms = wallMs();
+      seen.running = true;
+      seen.daemon = *have;
+    }
+    const SyncDaemon want = desiredDaemon(sync_, state);
+    if (!wanted(i)) {
+      // Only what this director is there to manage: with [sync] disabled, a daemon an
+      // operator started by hand stays.
+      if (have != nullptr && (sync_.enabled || seen.started_by_us)) {
+        steps_.push_back(Step{Step::Kind::kStop, *have, false});
+      }
+      continue;
+    }
+    if (have != nullptr && sameDaemon(*have, want) && !restart_all) continue;
+    if (have != nullptr) steps_.push_back(Step{Step::Kind::kStop, *have, false});
+    // Gone although this process started it and never stopped it: someone else did.
+    steps_.push_back(Step{Step::Kind::kStart, want, have == nullptr && seen.started_by_us});
+  }
+  runSteps();
+}
+
+void SyncSubsystem::runSteps() {
+  if (next_step_ == steps_.size()) {
+    passDone();
+    return;
+  }
+  const Step step = steps_[next_step_++];
+  const size_t i = step.daemon.state == SyncState::kMaster ? kMaster : kBackup;
+  std::weak_ptr<bool> alive = alive_;
+  if (step.kind == Step::Kind::kStop) {
+    kernel_->stopDaemon(step.daemon.state, [this, alive, step, i](Result<void> r) {
+      if (alive.expired()) return;
+      // Already gone is what a stop wants.
+      if (r || r.error().code == ErrorCode::kNotFound) {
+        seen_[i] = Seen{};
+        log(LogLevel::kNotice, "stopped " + describe(step.daemon));
+      } else {
+        pass_error_ = "cannot stop " + describe(step.daemon) + ": " + r.error().message;
+      }
+      runSteps();
+    });
+    return;
+  }
+  kernel_->startDaemon(step.daemon, [this, alive, step, i](Result<void> r) {
+    if (alive.expired()) return;
+    if (r) {
+      Seen& seen = seen_[i];
+      seen.running = true;
+      seen.daemon = step.daemon;
+      seen.since_ms = wallMs();
+      seen.started_by_us = true;
+      if (step.restart) {
+        ++restarts_;
+        log(LogLevel::kWarning, describe(step.daemon) +
+                                    " was stopped behind tandem's back (ipvsadm --stop-daemon?); "
+                                    "restarted");
+      } else {
+        log(LogLevel::kNotice, "started " + describe(step.daemon));
+      }
+    } else {
+      pass_error_ = "cannot start " + describe(step.daemon) + ": " + r.error().message;
+    }
+    runSteps();
+  });
+}
+
+void SyncSubsystem::passDone() {
+  ++passes_;
+  running_ = false;
+  if (pass_error_ != last_error_) {
+    if (!pass_error_.empty()) {
+      log(LogLevel::kError, pass_error_ + "; trying again every " + formatDuration(interval_));
+    } else if (!last_error_.empty()) {
+      log(LogLevel::kNotice, "the IPVS sync daemons run as configured again");
+    }
+    last_error_ = pass_error_;
+  }
+  if (manage_ && sync_.enabled) {
+    timer_->arm(interval_);
+  } else {
+    timer_->cancel();
+  }
+  manage_ = sync_.enabled || seen_[kBackup].started_by_us || seen_[kMaster].started_by_us;
+  Result<void> result;
+  if (!pass_error_.empty()) result = fail(ErrorCode::kUnavailable, pass_error_);
+  auto done = std::move(current_);
+  current_.clear();
+  std::weak_ptr<bool> alive = alive_;
+  for (auto& d : done) {
+    if (alive.expired()) return;
+    d(result);
+  }
+  if (alive.expired()) return;
+  if (!running_ && !waiting_.empty()) startPass();
+}
+
+nlohmann::json SyncSubsystem::status() const {
+  nlohmann::json daemons = nlohmann::json::array();
+  for (size_t i = 0; i < 2; ++i) {
+    const Seen& seen = seen_[i];
+    nlohmann::json d{{"state", ipvs::syncStateName(kStates[i])},
+                     {"wanted", wanted(i)},
+                     {"running", seen.running}};
+    if (seen.daemon) {
+      d["interface"] = seen.daemon->interface;
+      d["sync_id"] = seen.daemon->sync_id;
+      d["group"] = seen.daemon->group.toString();
+      d["port"] = seen.daemon->port;
+      d["ttl"] = seen.daemon->ttl;
+      d["max_message_length"] = seen.daemon->max_len;
+      d["since_ms"] = seen.since_ms;
+    }
+    daemons.push_back(std::move(d));
+  }
+  nlohmann::json j{{"enabled", sync_.enabled},
+                   {"daemons", std::move(daemons)},
+                   {"restarts", restarts_},
+                   {"error", last_error_}};
+  if (sync_.enabled) {
+    j["interface"] = sync_.interface;
+    j["sync_id"] = sync_.sync_id;
+    j["group"] = sync_.multicast_group.toString();
+    j["port"] = sync_.port;
+  }
+  return {{"sync", std::move(j)}};
+}
+
+}  // namespace tandem::resources::sync

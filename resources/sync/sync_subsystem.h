@@ -1,0 +1,125 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "common/result.h"
+#include "config/config.h"
+#include "core/subsystem.h"
+#include "ipvs/ipvs_model.h"
+#include "loop/dispatcher.h"
+
+// IPVS connection sync: the kernel's sync daemons, driven over generic netlink. The backup
+// daemon runs on every director, whatever its role, so a director that takes over (or returns
+// for a failback) already holds the ACTIVE's connections. The master daemon is what the ACTIVE
+// holds: a resource in Stage::kSync, taken before the IPVS table and the VIPs, released after
+// them.
+namespace tandem::resources::sync {
+
+using OpenSyncKernel = std::function<Result<std::unique_ptr<ipvs::SyncKernel>>()>;
+
+struct SyncDeps {
+  loop::Dispatcher& dispatcher;
+  OpenSyncKernel open;  // the platform's generic netlink socket, or a fake
+  LogSink log;
+  std::function<int64_t()> wall_ms;  // for "since" in the status; may be unset
+};
+
+// The daemon of each state that [sync] asks for on this director: the backup always (when
+// enabled), the master while held.
+ipvs::SyncDaemon desiredDaemon(const config::Sync& sync, ipvs::SyncState state);
+// Whether a running daemon is the one wanted. The message length is left out: the kernel
+// clamps it to the interface's MTU, so what it reports may differ from what was asked, and a
+// change of max_message_length restarts the daemons from configure() instead.
+bool sameDaemon(const ipvs::SyncDaemon& running, const ipvs::SyncDaemon& wanted);
+
+// Keeps the kernel's sync daemons as [sync] and the role say. Each change (start, reload, a
+// takeover, a release) and every [ipvs] monitor_interval runs one pass: read the running
+// daemons, stop those that differ or are not wanted, start those missing. A daemon wanted and
+// gone (`ipvsadm --stop-daemon` behind tandem's back, a crash of its kernel thread) is restarted
+// and logged as a warning. Passes run one at a time; a request during a pass gets the next one.
+// With [sync] enabled = false tandem leaves every daemon alone, except those it ran itself
+// before a reload disabled it, which it stops. At shutdown the backup keeps running, so that
+// a restarted tandemd finds the table current; the master has been released by then.
+class SyncSubsystem final : public Subsystem {
+ public:
+  SyncSubsystem(SyncDeps deps, std::string self);
+  ~SyncSubsystem() override;
+  SyncSubsystem(const SyncSubsystem&) = delete;
+  SyncSubsystem& operator=(const SyncSubsystem&) = delete;
+
+  std::string_view name() const override { return "sync"; }
+  void configure(const config::Config& next, const config::Config* running,
+                 const config::ReloadDiff& diff) override;
+  Result<void> start() override;
+  std::vector<HeldResource> held() override;
+  nlohmann::json status() const override;
+  void shutdown() override;
+
+  // The master role (the resource's start/stop) and its monitor.
+  void wantMaster(bool on, Done done);
+  void verify(Done done);
+  // The master runs as wanted, as the last pass saw it.
+  bool masterRunning() const { return seen_[kMaster].running; }
+  uint64_t passes() const { return passes_; }
+  uint64_t restarts() const { return restarts_; }
+
+ private:
+  static constexpr size_t kBackup = 0;
+  static constexpr size_t kMaster = 1;
+  struct Seen {
+    bool running = false;
+    std::optional<ipvs::SyncDaemon> daemon;  // as the kernel reported it
+    int64_t since_ms = 0;
+    bool started_by_us = false;  // this process started it (and has not seen it go)
+  };
+  struct Step {
+    enum class Kind { kStop, kStart } kind;
+    ipvs::SyncDaemon daemon;
+    bool restart = false;  // a wanted daemon that went away behind tandem's back
+  };
+
+  void log(LogLevel level, const std::string& line) const;
+  void converge(Done done);
+  void startPass();
+  void onDaemons(Result<std::vector<ipvs::SyncDaemon>> listed);
+  void runSteps();
+  void passDone();
+  bool wanted(size_t state) const;
+  std::string describe(const ipvs::SyncDaemon& d) const;
+  int64_t wallMs() const { return deps_.wall_ms ? deps_.wall_ms() : 0; }
+
+  SyncDeps deps_;
+  std::string self_;
+  config::Sync sync_;
+  bool configured_ = false;
+  bool manage_ = false;  // enabled now, or was when this process started a daemon
+  Millis interval_{5000};
+  bool want_master_ = false;
+  bool force_restart_ = false;  // the next pass restarts what runs (max_message_length changed)
+  std::unique_ptr<ipvs::SyncKernel> kernel_;
+  std::string open_error_;
+  std::unique_ptr<loop::Timer> timer_;
+  std::shared_ptr<Resource> master_;
+  std::array<Seen, 2> seen_{};
+  // Pass state: one at a time.
+  bool running_ = false;
+  std::vector<Done> waiting_;  // for the next pass
+  std::vector<Done> current_;  // for the running one
+  std::vector<Step> steps_;
+  size_t next_step_ = 0;
+  std::string pass_error_;
+  std::string last_error_;
+  uint64_t passes_ = 0;
+  uint64_t restarts_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace tandem::resources::sync
