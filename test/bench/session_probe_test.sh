@@ -1,0 +1,171 @@
+#!/bin/bash
+# session_probe on loopback: the checks the session-survival test relies on must be able to fail.
+# A healthy echo server keeps 50 sessions alive with small stalls; a killed one resets them all; a
+# garbage one gives bad echoes; a server stopped for 1 s stalls them >= 900 ms but loses none; one
+# that stays stopped leaves them silent; a closed port fails the connects; an echo server survives
+# a peer sending 4 KiB without a newline; usage errors exit 2. Only 127.0.0.1, ports chosen by the
+# kernel (--port 0), and only processes started here are signalled, by PID.
+#
+# usage: session_probe_test.sh SESSION_PROBE
+set -u
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+  echo "usage: $0 SESSION_PROBE" >&2
+  exit 2
+fi
+probe=$1
+work=$(mktemp -d "${TMPDIR:-/tmp}/session-probe.XXXXXX") || exit 1
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+
+check() {  # check WHAT TEST-ARGS...
+  local what=$1
+  shift
+  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
+}
+value() { sed -n "s/^$1=//p" "$2"; }  # value KEY FILE
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+wait_for() {  # wait_for FILE REGEX SECONDS: until the file has a line matching
+  local deadline=$((SECONDS + $3))
+  until grep -q "$2" "$1" 2>/dev/null; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.02
+  done
+}
+
+start_echo() {  # start_echo NAME [ARGS...]: sets echo_pid and echo_port
+  local name=$1
+  shift
+  "$probe" echo --port 0 --name "$name" "$@" >"$work/echo.$name.out" 2>"$work/echo.$name.err" &
+  echo_pid=$!
+  pids+=("$echo_pid")
+  if ! wait_for "$work/echo.$name.out" "listening on port" 5; then
+    echo "FAIL: echo $name did not start"
+    exit 1
+  fi
+  echo_port=$(sed -n 's/.*listening on port \([0-9]*\) .*/\1/p' "$work/echo.$name.out")
+}
+
+start_run() {  # start_run CASE ARGS...: in the background, sets run_pid; output in $work/CASE.*
+  local case=$1
+  shift
+  "$probe" run --target "127.0.0.1:$echo_port" --report "$work/$case.report" "$@" \
+    >"$work/$case.out" 2>"$work/$case.err" &
+  run_pid=$!
+  pids+=("$run_pid")
+}
+
+finish_run() {  # finish_run CASE: waits for it, sets rc, prints its table
+  wait "$run_pid"
+  rc=$?
+  sed -n '1,2p' "$work/$1.out" | sed "s/^/  $1: /"
+}
+
+# --- a peer sending garbage without a newline is cut off; the server lives on ---
+start_echo a
+exec 3<>"/dev/tcp/127.0.0.1/$echo_port"
+head -c 5000 /dev/zero | tr '\0' x >&3
+check "echo names the 4 KiB peer on stderr" wait_for "$work/echo.a.err" "without a newline" 5
+exec 3>&-
+check "echo survives it" kill -0 "$echo_pid"
+
+# --- healthy: 50 sessions for 3 s, with a mark in the middle ---
+start_run healthy --sessions 50 --interval-ms 100 --duration-s 3 --mark-file "$work/mark"
+wait_for "$work/healthy.err" "50/50 sessions connected" 5
+kill -USR1 "$run_pid"
+finish_run healthy
+out=$work/healthy.out
+check "healthy exits 0" test "$rc" -eq 0
+check "healthy: all 50 alive" test "$(value alive_at_end "$out")" = 50
+check "healthy: none lost" test "$(value lost "$out")" = 0
+check "healthy: every session answered by a" test "$(value names "$out")" = a:50
+# Small next to a failover's seconds, and robust to a loaded 2-core machine pausing us 200 ms.
+check "healthy: max stall under 500 ms" test "$(value max_stall_ms "$out")" -lt 500
+check "healthy: about 30 lines a session" test "$(value lines_echoed "$out")" -ge 1250
+check "healthy: 50 report lines, all alive" \
+  test "$(grep -c 'state=alive' "$work/healthy.report")" = 50
+check "healthy: the mark is in the file" test "$(cat "$work/mark")" = "$(value mark_ms "$out")"
+
+# --- the server is killed mid-run: every session reset ---
+start_echo b
+start_run killed --sessions 50 --interval-ms 100 --duration-s 2
+wait_for "$work/killed.err" "50/50 sessions connected" 5
+sleep 0.3  # let lines flow first
+kill_ms=$(now_ms)
+kill -KILL "$echo_pid"
+wait "$echo_pid" 2>/dev/null
+finish_run killed
+out=$work/killed.out
+check "killed exits 1" test "$rc" -eq 1
+check "killed: none alive" test "$(value alive_at_end "$out")" = 0
+check "killed: all 50 reset" test "$(value reset "$out")" = 50
+check "killed: all 50 lost" test "$(value lost "$out")" = 50
+ff=$(value first_failure_ms "$out")
+check "killed: first failure within 1 s after the kill" \
+  test "$ff" -ge "$kill_ms" -a "$ff" -le $((kill_ms + 1000))
+
+# --- nobody listens any more on b's port: every connect fails ---
+start_run refused --sessions 5 --interval-ms 100 --duration-s 1
+finish_run refused
+check "refused exits 1" test "$rc" -eq 1
+check "refused: 5 connect failures" test "$(value connect_failed "$work/refused.out")" = 5
+check "refused: the reason is kept" \
+  grep -q 'state=connect_failed.*Connection refused' "$work/refused.report"
+
+# --- a server answering garbage after 3 good lines ---
+start_echo c --corrupt-after 3
+start_run garbage --sessions 50 --interval-ms 100 --duration-s 1
+finish_run garbage
+out=$work/garbage.out
+check "garbage exits 1" test "$rc" -eq 1
+check "garbage: 50 bad echoes" test "$(value bad_echo "$out")" = 50
+check "garbage: the bad line is kept" \
+  test "$(grep -c 'state=bad_echo.*detail="c garbage"' "$work/garbage.report")" = 50
+check "garbage: the 3 good lines were counted" test "$(value lines_echoed "$out")" = 150
+
+# --- the server stops for 1 s and comes back: stalled, nothing lost ---
+start_echo d
+start_run stalled --sessions 50 --interval-ms 100 --duration-s 3
+wait_for "$work/stalled.err" "50/50 sessions connected" 5
+sleep 0.3
+kill -STOP "$echo_pid"
+sleep 1
+kill -CONT "$echo_pid"
+finish_run stalled
+out=$work/stalled.out
+check "stalled exits 0" test "$rc" -eq 0
+check "stalled: all 50 alive" test "$(value alive_at_end "$out")" = 50
+check "stalled: max stall >= 900 ms" test "$(value max_stall_ms "$out")" -ge 900
+check "stalled: p50 stall >= 900 ms (they all waited)" test "$(value p50_stall_ms "$out")" -ge 900
+check "stalled: max stall under 2 s (per line)" test "$(value max_stall_ms "$out")" -lt 2000
+
+# --- the server stops and stays stopped: silent sessions are lost ---
+start_run silent --sessions 50 --interval-ms 100 --duration-s 2
+wait_for "$work/silent.err" "50/50 sessions connected" 5
+sleep 0.3
+kill -STOP "$echo_pid"
+finish_run silent
+kill -CONT "$echo_pid"
+out=$work/silent.out
+check "silent exits 1" test "$rc" -eq 1
+check "silent: 50 silent" test "$(value silent "$out")" = 50
+check "silent: none reset" test "$(value reset "$out")" = 0
+
+# --- usage errors ---
+"$probe" run --sessions 5 --duration-s 1 >/dev/null 2>&1
+check "no target exits 2" test $? -eq 2
+"$probe" run --target 127.0.0.1:1 --sessions five --duration-s 1 >/dev/null 2>&1
+check "a bad number exits 2" test $? -eq 2
+"$probe" serve --port 1 >/dev/null 2>&1
+check "an unknown mode exits 2" test $? -eq 2
+
+if ((failures > 0)); then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all checks passed"
