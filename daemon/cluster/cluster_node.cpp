@@ -54,8 +54,13 @@ election::CoreConfig coreConfig(const config::Config& cfg, const std::string& se
   }
   cc.heartbeat_interval = cfg.cluster.heartbeat_interval;
   cc.dead_time = cfg.cluster.dead_time;
-  cc.policy = election::Policy{cfg.cluster.failback, cfg.cluster.failback_delay,
-                               election::healthSettle(cfg)};
+  cc.policy = election::Policy{cfg.cluster.failback,
+                               cfg.cluster.failback_delay,
+                               election::healthSettle(cfg),
+                               cfg.sync.enabled,
+                               cfg.sync.settle,
+                               cfg.sync.min_share,
+                               cfg.sync.max_wait};
   cc.fencing = cfg.cluster.fence.command.has_value();
   return cc;
 }
@@ -442,6 +447,10 @@ void ClusterNode::setTiebreakerOk(bool ok) {
 void ClusterNode::setServiceHealth(int permille) {
   service_health_ = permille;
   pushHealth();
+}
+
+void ClusterNode::setSyncState(uint64_t connections, bool backup_running) {
+  handle(core_.onSyncState(now(), connections, backup_running));
 }
 
 void ClusterNode::pushHealth() {

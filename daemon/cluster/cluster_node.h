@@ -84,6 +84,8 @@ class ClusterNode final : public corosync::GroupBusListener {
   // The share of healthy real servers this director's checks see, per mille (1000 without
   // checks; election::kHealthNoRealServer when none is up): the Health it advertises.
   void setServiceHealth(int permille);
+  // Connection sync on this director (ClusterCore::onSyncState): carried in every heartbeat.
+  void setSyncState(uint64_t connections, bool backup_running);
 
   election::CoreStatus status() const;
   // The resources in chain order: [{"name", "present", ...describe()}], for `tandem status`.

@@ -187,6 +187,12 @@ struct Sync {
   uint16_t port = 8848;
   int ttl = 1;
   int max_message_length = 1472;
+  // Sync-aware failback: a returning node takes the ACTIVE role back (failback auto or delayed)
+  // only once it has run its backup daemon for sync_settle and its connection table holds
+  // sync_min_share of the ACTIVE's; after sync_max_wait more it goes ahead anyway.
+  Millis settle{10000};
+  double min_share = 0.8;
+  Millis max_wait{120000};
   bool operator==(const Sync&) const = default;
 };
 

@@ -872,6 +872,9 @@ class Loader {
     if (auto v = r.integer("max_message_length", 128, 65507)) {
       s.max_message_length = static_cast<int>(*v);
     }
+    if (auto d = r.duration("sync_settle", 0ms, 1h)) s.settle = *d;
+    if (auto v = r.fraction("sync_min_share")) s.min_share = *v;
+    if (auto d = r.duration("sync_max_wait", 0ms, 24h)) s.max_wait = *d;
     r.finish();
   }
 

@@ -1,6 +1,7 @@
 #include "config/toml_reader.h"
 
 #include <algorithm>
+#include <sstream>
 #include <tuple>
 
 #include "common/text.h"
@@ -110,6 +111,25 @@ std::optional<int64_t> TableReader::integer(std::string_view key, int64_t min, i
   int64_t v = *n->value<int64_t>();
   if (v < min || v > max) {
     badValue(key, std::to_string(v) + " is out of range", "it must be " + range);
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<double> TableReader::fraction(std::string_view key) {
+  const toml::node* n = get(key);
+  if (!n) return std::nullopt;
+  const std::string range = "a number from 0 to 1, e.g. 0.8";
+  if (!n->is_floating_point() && !n->is_integer()) {
+    wrongType(key, *n, range);
+    return std::nullopt;
+  }
+  const double v = n->is_integer() ? static_cast<double>(*n->value<int64_t>())
+                                   : *n->value<double>();
+  if (!(v >= 0.0 && v <= 1.0)) {  // NaN too
+    std::ostringstream text;
+    text << v;
+    badValue(key, text.str() + " is out of range", "it must be " + range);
     return std::nullopt;
   }
   return v;

@@ -55,6 +55,8 @@ class TableReader {
   std::optional<std::string> string(std::string_view key, bool required = false);
   std::optional<int64_t> integer(std::string_view key, int64_t min, int64_t max);
   std::optional<bool> boolean(std::string_view key);
+  // A share: a float or integer from 0 to 1.
+  std::optional<double> fraction(std::string_view key);
   std::optional<Millis> duration(std::string_view key, Millis min, Millis max);
   std::optional<std::vector<std::string>> strings(std::string_view key);
   std::optional<IpAddress> address(std::string_view key);

@@ -86,6 +86,9 @@ Result<void> Director::start() {
                                                   [this](election::Role r) { onRole(r); });
     SubsystemLinks links;
     links.service_health = [this](int permille) { cluster_->setServiceHealth(permille); };
+    links.sync_state = [this](uint64_t connections, bool backup_running) {
+      cluster_->setSyncState(connections, backup_running);
+    };
     subsystems_ = buildSubsystems(platform_, options_.node_name, std::move(links));
   }
   Result<void> prepared = prepareAll(nullptr);

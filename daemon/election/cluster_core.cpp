@@ -208,6 +208,14 @@ Actions ClusterCore::onLocalHealth(Time now, int health, bool tiebreaker_ok) {
   return finish(now, std::move(out));
 }
 
+Actions ClusterCore::onSyncState(Time now, uint64_t connections, bool backup_running) {
+  Actions out;
+  connections_ = connections;
+  if (backup_running && !sync_backup_since_) sync_backup_since_ = now;
+  if (!backup_running) sync_backup_since_.reset();
+  return finish(now, std::move(out));
+}
+
 Actions ClusterCore::onStandby(Time now, bool standby) {
   Actions out;
   if (standby != standby_) {
@@ -323,10 +331,13 @@ Candidate ClusterCore::selfCandidate(Time now) const {
   c.claims_active = holdsResources(role_);
   c.backup_for = steadyFor(backup_since_, now);
   c.health_steady_for = steadyFor(health_side_since_, now);
+  c.connections = connections_;
+  c.sync_backup_for = steadyFor(sync_backup_since_, now);
   return c;
 }
 
 std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
+  failback_waiting_.clear();  // set again below when this election holds a failback back
   if (role_ == Role::kInit) {
     bool all_heard =
         std::all_of(peers_.begin(), peers_.end(), [](const auto& kv) { return kv.second.alive; });
@@ -382,11 +393,14 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
     c.claims_active = p.isActive();
     c.backup_for = steadyFor(p.backup_since, now);
     c.health_steady_for = steadyFor(p.health_side_since, now);
+    c.connections = p.last->connections;
+    c.sync_backup_for = Millis(p.last->sync_backup_ms);
     candidates.push_back(c);
   }
   std::optional<std::string> move;
   if (!move_target_.empty()) move = move_target_;
   Decision d = elect(candidates, config_.policy, move);
+  failback_waiting_ = d.waiting;
   bool me = d.winner == config_.self;
   if (role_ == Role::kBackup) {
     if (!me || someoneElseHolds() || fence_blocked_) return std::nullopt;
@@ -427,10 +441,19 @@ void ClusterCore::evaluate(Time now, Actions& out) {
   // Each event moves the machine; a few in a row settle it (e.g. released, then standby).
   for (int i = 0; i < 8; ++i) {
     std::optional<RoleEvent> ev = nextEvent(now);
-    if (!ev) return;
+    if (!ev) break;
     Role before = role_;
     apply(now, *ev, out);
-    if (role_ == before) return;
+    if (role_ == before) break;
+  }
+  // Said once when a failback starts to wait, not at every heartbeat's election.
+  if (failback_waiting_ != logged_waiting_) {
+    logged_waiting_ = failback_waiting_;
+    if (!failback_waiting_.empty()) {
+      out.push_back(
+          {Action::Kind::kLog, "connection sync holds back a failback node=" + config_.self +
+                                   " waiting=\"" + failback_waiting_ + "\""});
+    }
   }
 }
 
@@ -529,6 +552,11 @@ Heartbeat ClusterCore::heartbeat() const {
   hb.interval_ms = static_cast<uint32_t>(config_.heartbeat_interval.count());
   hb.move_target = move_target_;
   hb.move_generation = move_generation_;
+  hb.connections = connections_;
+  if (sync_backup_since_) {
+    const auto ran = std::max<int64_t>(0, msBetween(*sync_backup_since_, now_hint_));
+    hb.sync_backup_ms = static_cast<uint32_t>(std::min<int64_t>(ran, UINT32_MAX));
+  }
   return hb;
 }
 
@@ -576,7 +604,15 @@ CoreStatus ClusterCore::status(Time now) const {
   s.quorate = quorate_;
   s.epoch = epoch_;
   s.move_target = move_target_;
-  s.nodes.push_back(NodeView{config_.self, s.role, config_.priority, health_, standby_, {}});
+  s.failback_waiting = failback_waiting_;
+  s.nodes.push_back(NodeView{config_.self,
+                             s.role,
+                             config_.priority,
+                             health_,
+                             standby_,
+                             {},
+                             connections_,
+                             steadyFor(sync_backup_since_, now).count()});
   for (const auto& [name, p] : peers_) {
     NodeView v;
     v.name = name;
@@ -584,7 +620,11 @@ CoreStatus ClusterCore::status(Time now) const {
     v.health = p.last ? p.last->health : 0;
     v.standby = p.last && p.last->standby;
     v.role = !p.last ? "UNKNOWN" : !p.alive ? "LOST" : std::string(wire::roleName(p.last->role));
-    if (p.last) v.last_heartbeat_ms = msBetween(p.last_heard, now);
+    if (p.last) {
+      v.last_heartbeat_ms = msBetween(p.last_heard, now);
+      v.connections = p.last->connections;
+      v.sync_backup_ms = p.last->sync_backup_ms;
+    }
     s.nodes.push_back(v);
   }
   return s;

@@ -59,6 +59,8 @@ struct NodeView {
   int health = 0;
   bool standby = false;
   std::optional<int64_t> last_heartbeat_ms;  // ago; nullopt for self and never-heard peers
+  uint64_t connections = 0;                  // its IPVS connection table, as reported
+  int64_t sync_backup_ms = 0;                // its sync backup daemon has run for (0: none)
 };
 
 struct CoreStatus {
@@ -69,6 +71,8 @@ struct CoreStatus {
   uint64_t epoch = 0;
   std::string move_target;
   std::vector<NodeView> nodes;
+  // A failback held back for connection sync: what it waits for ("" when none is).
+  std::string failback_waiting;
 };
 
 // The whole cluster decision logic of one node: heartbeats, timers and admin requests in,
@@ -85,6 +89,9 @@ class ClusterCore {
   Actions onTick(Time now);
   Actions onQuorum(Time now, bool quorate);
   Actions onLocalHealth(Time now, int health, bool tiebreaker_ok);
+  // Connection sync on this node: its connection table's entries, and whether its sync backup
+  // daemon runs (what a sync-aware failback waits for; sent in every heartbeat).
+  Actions onSyncState(Time now, uint64_t connections, bool backup_running);
   Actions onStandby(Time now, bool standby);
   // An operator's move (target empty: clear it). generation orders concurrent requests; the
   // shell passes the wall clock in ms.
@@ -132,6 +139,10 @@ class ClusterCore {
   bool fence_blocked_ = false;
   std::optional<Time> backup_since_;
   Time health_side_since_;  // health_ last crossed kHealthNoRealServer at
+  uint64_t connections_ = 0;
+  std::optional<Time> sync_backup_since_;  // the sync backup daemon runs since
+  std::string failback_waiting_;           // the last election's Decision::waiting
+  std::string logged_waiting_;
   std::string move_target_;
   uint64_t move_generation_ = 0;
   // A holder that vanished without releasing: a takeover from it needs the fence first.

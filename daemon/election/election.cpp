@@ -40,17 +40,35 @@ Millis healthSettle(const config::Config& cfg) {
   return checked ? longest + cfg.cluster.heartbeat_interval : Millis(0);
 }
 
+std::optional<std::string> syncWait(const Candidate& returning, const Candidate& holder,
+                                    const Policy& policy) {
+  if (!policy.sync_aware) return std::nullopt;
+  if (returning.sync_backup_for < policy.sync_settle) {
+    return returning.sync_backup_for == Millis(0)
+               ? "its sync backup daemon to run"
+               : "its sync backup daemon to run for " + formatDuration(policy.sync_settle) + " (" +
+                     formatDuration(returning.sync_backup_for) + " so far)";
+  }
+  const double want = policy.sync_min_share * static_cast<double>(holder.connections);
+  if (static_cast<double>(returning.connections) < want) {
+    return "its connection table: " + std::to_string(returning.connections) + " of " + holder.name +
+           "'s " + std::to_string(holder.connections) + " connections, wants " +
+           std::to_string(static_cast<int>(policy.sync_min_share * 100 + 0.5)) + "%";
+  }
+  return std::nullopt;
+}
+
 Decision elect(const std::vector<Candidate>& candidates, const Policy& policy,
                const std::optional<std::string>& move_target) {
   std::vector<const Candidate*> able;
   for (const auto& c : candidates) {
     if (eligible(c)) able.push_back(&c);
   }
-  if (able.empty()) return {std::nullopt, "no node is eligible"};
+  if (able.empty()) return {std::nullopt, "no node is eligible", ""};
 
   if (move_target) {
     for (const Candidate* c : able) {
-      if (c->name == *move_target) return {c->name, "moved there by an operator"};
+      if (c->name == *move_target) return {c->name, "moved there by an operator", ""};
     }
   }
 
@@ -71,25 +89,45 @@ Decision elect(const std::vector<Candidate>& candidates, const Policy& policy,
         }
       }
       if (!seeing.empty()) {
-        return {best(seeing)->name, "the holder sees no real server up; this node sees some"};
+        return {best(seeing)->name, "the holder sees no real server up; this node sees some", ""};
       }
     }
+    std::string waiting;
     if (policy.failback != config::FailbackPolicy::kManual) {
       const Candidate* preferred = nullptr;
+      bool past_ceiling = false;
       for (const Candidate* c : able) {
         if (c->claims_active || c->priority <= keeper->priority || c->health < keeper->health) {
           continue;
         }
         if (c->backup_for < policy.failback_delay) continue;
-        if (!preferred || outranks(*c, *preferred)) preferred = c;
+        // A failback that beats the connection table drops every session it lacks.
+        std::optional<std::string> wait = syncWait(*c, *keeper, policy);
+        const bool ceiling = c->backup_for >= policy.failback_delay + policy.sync_max_wait;
+        if (wait && !ceiling) {
+          if (waiting.empty()) waiting = "failback to " + c->name + " waits for " + *wait;
+          continue;
+        }
+        if (!preferred || outranks(*c, *preferred)) {
+          preferred = c;
+          past_ceiling = wait.has_value();
+        }
       }
-      if (preferred) return {preferred->name, "failback to the preferred node"};
+      if (preferred) {
+        return {preferred->name,
+                past_ceiling ? "failback to the preferred node after sync_max_wait (" +
+                                   formatDuration(policy.sync_max_wait) +
+                                   ") without its connection table caught up"
+                             : "failback to the preferred node",
+                ""};
+      }
     }
-    return {keeper->name, holders.size() > 1
-                              ? "several held the resources; the best ranked keeps them"
-                              : "it holds the resources"};
+    return {keeper->name,
+            holders.size() > 1 ? "several held the resources; the best ranked keeps them"
+                               : "it holds the resources",
+            waiting};
   }
-  return {best(able)->name, "best ranked eligible node"};
+  return {best(able)->name, "best ranked eligible node", ""};
 }
 
 }  // namespace tandem::election

@@ -30,6 +30,10 @@ struct Candidate {
   // How long its health has stayed on the same side of kHealthNoRealServer (at or above the
   // floor), as seen here.
   Millis health_steady_for{0};
+  // Connection sync, as the node reports it: its connection table's entries, and how long its
+  // sync backup daemon has run without a break (0: none runs).
+  uint64_t connections = 0;
+  Millis sync_backup_for{0};
 };
 
 struct Policy {
@@ -39,6 +43,13 @@ struct Policy {
   // the holder gives way: each director runs its own checks, out of phase, so a real-server
   // change that every director sees reaches them up to one check period apart. 0: at once.
   Millis health_settle{0};
+  // Sync-aware failback ([sync] enabled): a preferred node takes over from the holder only
+  // when its backup sync daemon has run for sync_settle and its connection table holds
+  // sync_min_share of the holder's; after sync_max_wait more it goes ahead anyway.
+  bool sync_aware = false;
+  Millis sync_settle{0};
+  double sync_min_share = 0;
+  Millis sync_max_wait{0};
 };
 
 // The health_settle for a config: the longest check period (interval + timeout) of any checked
@@ -48,7 +59,14 @@ Millis healthSettle(const config::Config& cfg);
 struct Decision {
   std::optional<std::string> winner;  // nullopt: nobody may be active
   std::string reason;                 // for the log line of a role change
+  // A failback held back for connection sync: what it waits for ("" when none is).
+  std::string waiting;
 };
+
+// Whether a returning node's connection table has caught up with the holder's (policy's
+// sync_settle and sync_min_share); when not, what it still waits for.
+std::optional<std::string> syncWait(const Candidate& returning, const Candidate& holder,
+                                    const Policy& policy);
 
 // May the node be ACTIVE at all?
 bool eligible(const Candidate& c);
@@ -64,7 +82,8 @@ bool outranks(const Candidate& a, const Candidate& b);
 //    real server up (kHealthNoRealServer) gives way to the best ranked node that sees some,
 //    once both have stayed so for health_settle;
 // 3. with failback auto or delayed, a higher-priority node that is at least as healthy and has
-//    been BACKUP for failback_delay takes over from the holder;
+//    been BACKUP for failback_delay takes over from the holder; with sync_aware, only once its
+//    connection table has caught up (syncWait), or after sync_max_wait more;
 // 4. with no holder, the best ranked eligible node.
 Decision elect(const std::vector<Candidate>& candidates, const Policy& policy,
                const std::optional<std::string>& move_target);

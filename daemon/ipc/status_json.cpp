@@ -13,7 +13,9 @@ nlohmann::json statusJson(const std::string& cluster, const election::CoreStatus
          {"priority", n.priority},
          {"health", n.health},
          {"standby", n.standby},
-         {"last_heartbeat_ms", n.last_heartbeat_ms ? json(*n.last_heartbeat_ms) : json(nullptr)}});
+         {"last_heartbeat_ms", n.last_heartbeat_ms ? json(*n.last_heartbeat_ms) : json(nullptr)},
+         {"connections", n.connections},
+         {"sync_backup_ms", n.sync_backup_ms}});
   }
   json rejected = json::object();
   for (const auto& [reason, count] : frames.rejected) rejected[reason] = count;
@@ -24,6 +26,7 @@ nlohmann::json statusJson(const std::string& cluster, const election::CoreStatus
               {"quorate", status.quorate},
               {"epoch", status.epoch},
               {"move_target", status.move_target},
+              {"failback_waiting", status.failback_waiting},
               {"nodes", std::move(nodes)},
               {"accepted_frames", frames.accepted},
               {"rejected_frames", std::move(rejected)}};

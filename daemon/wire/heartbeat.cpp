@@ -63,6 +63,8 @@ Result<Bytes> encodeHeartbeat(const Heartbeat& hb) {
   w.u64(hb.move_generation);
   w.u8(static_cast<uint8_t>(hb.move_target.size()));
   w.bytes(asBytes(hb.move_target));
+  w.u64(hb.connections);
+  w.u32(hb.sync_backup_ms);
   return std::move(w).take();
 }
 
@@ -91,6 +93,11 @@ Checked<Heartbeat> decodeHeartbeat(ByteView payload) {
     uint8_t target_len = r.u8();
     if (!r.ok() || target_len > kMaxNodeNameBytes) return Rejection::kBadPayload;
     hb.move_target = std::string(asText(r.bytes(target_len)));
+    if (!r.ok()) return Rejection::kBadPayload;
+  }
+  if (r.remaining() > 0) {
+    hb.connections = r.u64();
+    hb.sync_backup_ms = r.u32();
     if (!r.ok()) return Rejection::kBadPayload;
   }
   // Whatever follows is from a newer sender; it is not ours to judge.

@@ -25,9 +25,14 @@
 //     18+V     8  move generation: orders operators' move requests cluster wide (0: none yet)
 //     26+V     1  M = move target length, 0..64 (0: no move in force)
 //     27+V     M  move target: the node an operator moved the services to
-//   27+V+M     -  nothing yet; a decoder ignores bytes past what it knows, so fields can be
+//   27+V+M     8  connections: the entries of this director's IPVS connection table
+//   35+V+M     4  sync backup ms: how long its IPVS sync backup daemon has run without a
+//                 break, saturating (0: none runs); with connections, what a sync-aware
+//                 failback waits for
+//   39+V+M     -  nothing yet; a decoder ignores bytes past what it knows, so fields can be
 //                 added at the end without a version bump. A payload shorter than 18+V is
-//                 rejected; one that ends at 18+V (an older sender) has no move.
+//                 rejected; one that ends at 18+V (an older sender) has no move, one that ends
+//                 at 27+V+M none of the sync fields (read as 0).
 namespace tandem::wire {
 
 enum class Role : uint8_t { kInit = 0, kBackup = 1, kActive = 2, kStandby = 3, kFault = 4 };
@@ -56,6 +61,8 @@ struct Heartbeat {
   uint32_t interval_ms = 0;
   uint64_t move_generation = 0;
   std::string move_target;
+  uint64_t connections = 0;
+  uint32_t sync_backup_ms = 0;
 
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };

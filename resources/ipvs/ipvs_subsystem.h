@@ -56,6 +56,10 @@ class IpvsSubsystem final : public Subsystem {
   void registerCommands(CommandTable& table) override;
   void shutdown() override;
 
+  // The entries of the kernel's connection table, as the last dump counted them on the real
+  // servers (active + inactive; templates not included): what the heartbeats carry for a
+  // sync-aware failback. 0 before the first dump.
+  uint64_t connections() const;
   // The ipvs answer of protocol.h.
   [[nodiscard]] Result<nlohmann::json> show();
 

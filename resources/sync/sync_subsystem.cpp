@@ -262,6 +262,9 @@ void SyncSubsystem::passDone() {
     timer_->cancel();
   }
   manage_ = sync_.enabled || seen_[kBackup].started_by_us || seen_[kMaster].started_by_us;
+  if (deps_.report) {
+    deps_.report(deps_.connections ? deps_.connections() : 0, seen_[kBackup].running);
+  }
   Result<void> result;
   if (!pass_error_.empty()) result = fail(ErrorCode::kUnavailable, pass_error_);
   auto done = std::move(current_);
@@ -296,6 +299,7 @@ nlohmann::json SyncSubsystem::status() const {
   nlohmann::json j{{"enabled", sync_.enabled},
                    {"daemons", std::move(daemons)},
                    {"restarts", restarts_},
+                   {"connections", deps_.connections ? deps_.connections() : 0},
                    {"error", last_error_}};
   if (sync_.enabled) {
     j["interface"] = sync_.interface;

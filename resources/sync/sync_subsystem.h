@@ -30,6 +30,10 @@ struct SyncDeps {
   OpenSyncKernel open;  // the platform's generic netlink socket, or a fake
   LogSink log;
   std::function<int64_t()> wall_ms;  // for "since" in the status; may be unset
+  // This director's connection table (IPVS's last dump), and where each pass reports it with
+  // whether the backup daemon runs (the heartbeats' fields). Either may be unset.
+  std::function<uint64_t()> connections;
+  std::function<void(uint64_t connections, bool backup_running)> report;
 };
 
 // The daemon of each state that [sync] asks for on this director: the backup always (when

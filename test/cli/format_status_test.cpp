@@ -34,7 +34,7 @@ const std::set<std::string>& knownCases() {
   static const std::set<std::string> cases = {
       "two-nodes",       "three-nodes-lost-peer",    "no-active",
       "rejected-frames", "move-standby-never-heard", "partial-document",
-      "vips-announced"};
+      "vips-announced",  "failback-waiting"};
   return cases;
 }
 
@@ -64,6 +64,10 @@ TEST(StatusGoldenTest, NonzeroRejectedFramesAreListedByReason) { expectGolden("r
 
 TEST(StatusGoldenTest, PendingMoveStandbyAndNeverHeardPeerAreShown) {
   expectGolden("move-standby-never-heard");
+}
+
+TEST(StatusGoldenTest, AFailbackHeldBackForConnectionSyncSaysWhatItWaitsFor) {
+  expectGolden("failback-waiting");
 }
 
 TEST(StatusGoldenTest, MissingOrMistypedFieldsShowAsQuestionMarks) {

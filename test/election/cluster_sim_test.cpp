@@ -156,6 +156,69 @@ TEST(ClusterSim, AutoFailbackWaitsForTheDelayThenHandsOverCleanly) {
   EXPECT_EQ(c.maxHoldersInOneGroup(), 1) << "the old ACTIVE released before the new one took over";
 }
 
+void setSync(SimCluster& c, const std::string& node, uint64_t connections, bool backup) {
+  c.act(node, [connections, backup](ClusterCore& core, Time when) {
+    return core.onSyncState(when, connections, backup);
+  });
+}
+
+SimCluster::Options syncFailback(Millis max_wait) {
+  SimCluster::Options opt;
+  opt.policy = Policy{FailbackPolicy::kAuto, 5s};
+  opt.policy.sync_aware = true;
+  opt.policy.sync_settle = 10s;
+  opt.policy.sync_min_share = 0.8;
+  opt.policy.sync_max_wait = max_wait;
+  return opt;
+}
+
+// lb1 (preferred) fails, lb2 takes over and reports 1000 connections, lb1 starts again.
+void failAndReturnLb1(SimCluster& c) {
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.powerOff("lb1", 2200ms);
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 5s));
+  setSync(c, "lb2", 1000, true);
+  c.start("lb1");
+}
+
+TEST(ClusterSim, SyncAwareFailbackWaitsForTheReturningNodesTable) {
+  SimCluster c = pair(syncFailback(2min));
+  ASSERT_NO_FATAL_FAILURE(failAndReturnLb1(c));
+  const Time back = c.now();
+  setSync(c, "lb1", 0, true);  // its backup daemon starts with an empty table
+  c.advance(12s);              // past failback_delay and sync_settle
+  EXPECT_TRUE(exactlyOneActive(c, "lb2")) << "lb1's table is empty";
+  const std::string waiting = c.node("lb2").core->status(c.now()).failback_waiting;
+  EXPECT_EQ(waiting,
+            "failback to lb1 waits for its connection table: 0 of lb2's 1000 connections, "
+            "wants 80%");
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).failback_waiting, waiting)
+      << "both sides see the same wait, from the same heartbeats";
+  const auto lb1 = c.node("lb1").core->status(c.now()).nodes;
+  ASSERT_EQ(lb1.size(), 2u);
+  EXPECT_EQ(lb1[1].name, "lb2");
+  EXPECT_EQ(lb1[1].connections, 1000u) << "carried by lb2's heartbeats";
+  setSync(c, "lb1", 850, true);
+  const Time caught_up = c.now();
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 5s));
+  EXPECT_LE(c.now() - caught_up, 2s) << "within a heartbeat or two of the table catching up";
+  EXPECT_GE(c.now() - back, 12s);
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).failback_waiting, "");
+}
+
+TEST(ClusterSim, SyncAwareFailbackGoesAheadAtTheCeiling) {
+  SimCluster c = pair(syncFailback(30s));
+  ASSERT_NO_FATAL_FAILURE(failAndReturnLb1(c));
+  const Time back = c.now();
+  setSync(c, "lb1", 0, false);  // its backup daemon never runs
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 60s));
+  EXPECT_GE(c.now() - back, 35s) << "failback_delay + sync_max_wait";
+  EXPECT_LE(c.now() - back, 35s + 2s);
+}
+
 void setHealth(SimCluster& c, const std::string& node, int health) {
   c.act(node,
         [health](ClusterCore& core, Time when) { return core.onLocalHealth(when, health, true); });

@@ -147,6 +147,82 @@ TEST(Election, AutoFailbackWaitsForTheDelay) {
   EXPECT_EQ(elect({a, b}, p, std::nullopt).winner, "lb2") << "never fail back to a sicker node";
 }
 
+Policy syncAware(FailbackPolicy failback, Millis delay) {
+  Policy p{failback, delay};
+  p.sync_aware = true;
+  p.sync_settle = 10s;
+  p.sync_min_share = 0.8;
+  p.sync_max_wait = 2min;
+  return p;
+}
+
+TEST(Election, SyncAwareFailbackWaitsForTheBackupDaemonThenForTheTable) {
+  for (FailbackPolicy f : {FailbackPolicy::kAuto, FailbackPolicy::kDelayed}) {
+    const Policy p = syncAware(f, 30s);
+    Candidate back = node("lb1", 200), holder = node("lb2", 100);
+    holder.claims_active = true;
+    holder.connections = 1000;
+    back.backup_for = 40s;
+    back.sync_backup_for = 9s;
+    back.connections = 1000;
+    Decision d = elect({back, holder}, p, std::nullopt);
+    EXPECT_EQ(d.winner, "lb2");
+    EXPECT_EQ(d.waiting,
+              "failback to lb1 waits for its sync backup daemon to run for 10s (9s so far)");
+    back.sync_backup_for = 10s;
+    back.connections = 799;
+    d = elect({back, holder}, p, std::nullopt);
+    EXPECT_EQ(d.winner, "lb2");
+    EXPECT_EQ(d.waiting,
+              "failback to lb1 waits for its connection table: 799 of lb2's 1000 connections, "
+              "wants 80%");
+    back.connections = 800;
+    d = elect({back, holder}, p, std::nullopt);
+    EXPECT_EQ(d.winner, "lb1");
+    EXPECT_EQ(d.reason, "failback to the preferred node");
+    EXPECT_EQ(d.waiting, "");
+  }
+}
+
+TEST(Election, SyncAwareFailbackGoesAheadAfterTheCeilingAndSaysSo) {
+  const Policy p = syncAware(FailbackPolicy::kDelayed, 30s);
+  Candidate back = node("lb1", 200), holder = node("lb2", 100);
+  holder.claims_active = true;
+  holder.connections = 1000;
+  back.sync_backup_for = 1h;
+  back.connections = 10;
+  back.backup_for = 30s + 2min - 1ms;
+  EXPECT_EQ(elect({back, holder}, p, std::nullopt).winner, "lb2");
+  back.backup_for = 30s + 2min;
+  Decision d = elect({back, holder}, p, std::nullopt);
+  EXPECT_EQ(d.winner, "lb1");
+  EXPECT_EQ(d.reason,
+            "failback to the preferred node after sync_max_wait (2m) without its connection "
+            "table caught up");
+}
+
+TEST(Election, SyncAwarenessNeverHoldsBackATakeoverOrAManualPolicy) {
+  const Policy p = syncAware(FailbackPolicy::kAuto, 0s);
+  Candidate a = node("lb1", 200), b = node("lb2", 100);
+  // No holder (the ACTIVE died): the best ranked takes over whatever its table holds.
+  b.connections = 0;
+  a.sync_backup_for = 0s;
+  EXPECT_EQ(elect({a, b}, p, std::nullopt).winner, "lb1");
+  // An empty holder table: the share is met at once, the settle time still counts.
+  b.claims_active = true;
+  a.backup_for = 1min;  // within sync_max_wait
+  a.sync_backup_for = 10s;
+  EXPECT_EQ(elect({a, b}, p, std::nullopt).winner, "lb1");
+  // Without sync awareness, no wait.
+  Policy plain = p;
+  plain.sync_aware = false;
+  a.sync_backup_for = 0s;
+  EXPECT_EQ(elect({a, b}, plain, std::nullopt).winner, "lb1");
+  EXPECT_EQ(elect({a, b}, p, std::nullopt).winner, "lb2");
+  // An operator's move does not wait.
+  EXPECT_EQ(elect({a, b}, p, std::string("lb1")).winner, "lb1");
+}
+
 TEST(Election, HealedSplitBrainKeepsTheBestRankedHolder) {
   Candidate a = node("lb1", 100), b = node("lb2", 200);
   a.claims_active = b.claims_active = true;

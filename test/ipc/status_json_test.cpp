@@ -15,18 +15,20 @@ TEST(StatusJsonTest, CoreStatusBecomesTheDocumentedSchema) {
   s.active = "lb1";
   s.quorate = true;
   s.epoch = 7;
-  s.nodes = {{"lb1", "ACTIVE", 150, 1000, false, std::nullopt},
-             {"lb2", "BACKUP", 100, 950, true, 180}};
+  s.failback_waiting = "failback to lb2 waits for its sync backup daemon to run";
+  s.nodes = {{"lb1", "ACTIVE", 150, 1000, false, std::nullopt, 420, 60000},
+             {"lb2", "BACKUP", 100, 950, true, 180, 0, 0}};
   FrameStats frames{1234, {{"bad_signature", 3}, {"replayed", 0}}};
   json doc = statusJson("prod", s, frames);
   EXPECT_EQ(doc, json::parse(R"({
     "cluster": "prod", "local_node": "lb1", "role": "ACTIVE", "active": "lb1",
     "quorate": true, "epoch": 7, "move_target": "",
+    "failback_waiting": "failback to lb2 waits for its sync backup daemon to run",
     "nodes": [
       {"name": "lb1", "role": "ACTIVE", "priority": 150, "health": 1000, "standby": false,
-       "last_heartbeat_ms": null},
+       "last_heartbeat_ms": null, "connections": 420, "sync_backup_ms": 60000},
       {"name": "lb2", "role": "BACKUP", "priority": 100, "health": 950, "standby": true,
-       "last_heartbeat_ms": 180}],
+       "last_heartbeat_ms": 180, "connections": 0, "sync_backup_ms": 0}],
     "accepted_frames": 1234,
     "rejected_frames": {"bad_signature": 3, "replayed": 0}})"));
 }

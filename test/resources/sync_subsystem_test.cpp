@@ -25,6 +25,7 @@ class Kernel final : public ipvs::SyncKernel {
     std::map<SyncState, SyncDaemon> running;
     int starts = 0, stops = 0, lists = 0;
     std::deque<Error> fail_next;
+    int refuse_starts = 0;  // the next starts fail with ENODEV
   };
   Kernel(fakes::SimDispatcher& d, std::shared_ptr<State> s, Millis latency)
       : d_(d), s_(std::move(s)), latency_(latency) {}
@@ -42,6 +43,10 @@ class Kernel final : public ipvs::SyncKernel {
     later([this, d, done] {
       ++s_->starts;
       if (auto e = failure()) return done(fail(*e));
+      if (s_->refuse_starts > 0) {
+        --s_->refuse_starts;
+        return done(fail(ErrorCode::kNotFound, "No such device"));
+      }
       if (s_->running.count(d.state)) return done(fail(ErrorCode::kAlreadyExists, "runs"));
       // As the kernel does: the message length is clamped to the interface's MTU.
       SyncDaemon kept = d;
@@ -100,7 +105,9 @@ class SyncSubsystemTest : public ::testing::Test {
         [this](LogLevel l, const std::string& line) {
           log_.push_back({l, line});
         },
-        [this] { return static_cast<int64_t>(1000000 + sim_.now().time_since_epoch().count()); }};
+        [this] { return static_cast<int64_t>(1000000 + sim_.now().time_since_epoch().count()); },
+        [this] { return connections_; },
+        [this](uint64_t n, bool backup) { reported_ = std::make_pair(n, backup); }};
     return std::make_unique<SyncSubsystem>(std::move(deps), "d1");
   }
 
@@ -138,6 +145,8 @@ class SyncSubsystemTest : public ::testing::Test {
   int opens_ = 0;
   std::vector<Line> log_;
   config::Config cfg_;
+  uint64_t connections_ = 0;
+  std::optional<std::pair<uint64_t, bool>> reported_;
 };
 
 TEST_F(SyncSubsystemTest, TheBackupRunsOnEveryDirectorFromTheStart) {
@@ -158,6 +167,20 @@ TEST_F(SyncSubsystemTest, TheBackupRunsOnEveryDirectorFromTheStart) {
   EXPECT_EQ(st["daemons"][0]["running"], true);
   EXPECT_EQ(st["daemons"][1]["running"], false);
   EXPECT_EQ(st["error"], "");
+}
+
+TEST_F(SyncSubsystemTest, EachPassReportsTheTableAndTheBackupForTheHeartbeats) {
+  connections_ = 420;
+  auto s = make();
+  startWith(*s);
+  ASSERT_TRUE(reported_);
+  EXPECT_EQ(*reported_, std::make_pair(uint64_t{420}, true));
+  EXPECT_EQ(s->status()["sync"]["connections"], 420);
+  k_->running.erase(SyncState::kBackup);
+  k_->refuse_starts = 1;
+  connections_ = 421;
+  sim_.advance(cfg_.ipvs.monitor_interval);
+  EXPECT_EQ(*reported_, std::make_pair(uint64_t{421}, false)) << "a failback must not trust it";
 }
 
 TEST_F(SyncSubsystemTest, TheActiveHoldsTheMasterAndReleasesIt) {

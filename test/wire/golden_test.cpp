@@ -27,7 +27,9 @@ constexpr const char* kHeartbeatPayloadHex =
     "0000000000000007"  // epoch 7
     "000000c8"          // interval 200 ms
     "0000000000000000"  // move generation 0
-    "00";               // no move target
+    "00"                // no move target
+    "00000000000004d2"  // connections 1234
+    "00001388";         // sync backup daemon running for 5000 ms
 
 constexpr const char* kHeartbeatFrameHex =
     "544e444d"          // magic "TNDM"
@@ -39,10 +41,11 @@ constexpr const char* kHeartbeatFrameHex =
     "03 6c6231"         // sender "lb1"
     "018bcfe56800beef"  // incarnation: 1700000000000 ms << 16 | 0xbeef
     "000000000000002a"  // sequence 42
-    "001e"              // payload length 30
+    "002a"              // payload length 42
     "0296 03e8 0e 036c6231 0000000000000007 000000c8 0000000000000000 00"
+    "00000000000004d2 00001388"
     // HMAC-SHA256, key 000102..1f, checked with openssl dgst as above
-    "0ad77c9465893284aa3a50ca33c485e3b7e838e58ea087d6b2c509e9aa35191b";
+    "e8dba4c6091ef046d1ecf106683ac2edd8f35a534404a4ee4105096dcd42ecc5";
 
 constexpr const char* kReleaseFrameHex =
     "544e444d"          // magic

@@ -36,11 +36,13 @@ TEST(Heartbeat, RoundTripsLimits) {
   hb.interval_ms = ~uint32_t{0};
   hb.move_generation = ~uint64_t{0};
   hb.move_target = std::string(64, 'm');
+  hb.connections = ~uint64_t{0};
+  hb.sync_backup_ms = ~uint32_t{0};
   EXPECT_EQ(decodeHeartbeat(*encodeHeartbeat(hb)).value(), hb);
   hb.active_view.clear();  // no active director in view
   hb.move_target.clear();  // no move in force
   Result<Bytes> b = encodeHeartbeat(hb);
-  EXPECT_EQ(b->size(), kHeartbeatMinBytes + 9);
+  EXPECT_EQ(b->size(), kHeartbeatMinBytes + 9 + 12);
   EXPECT_EQ(decodeHeartbeat(*b).value(), hb);
 }
 
@@ -62,14 +64,29 @@ TEST(Heartbeat, APayloadFromASenderWithoutMovesReadsAsNoMove) {
   EXPECT_EQ(got->move_target, "");
 }
 
+TEST(Heartbeat, APayloadFromASenderWithoutSyncReadsAsNoConnectionsAndNoBackup) {
+  Heartbeat hb = sampleHeartbeat();
+  hb.move_generation = 3;
+  hb.move_target = "lb2";
+  Bytes b = *encodeHeartbeat(hb);
+  b.resize(b.size() - 12);  // what a sender before connection sync wrote
+  Checked<Heartbeat> got = decodeHeartbeat(b);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->move_target, "lb2");
+  EXPECT_EQ(got->connections, 0u);
+  EXPECT_EQ(got->sync_backup_ms, 0u);
+}
+
 TEST(Heartbeat, EveryShorterPayloadIsBadPayload) {
   Heartbeat sample = sampleHeartbeat();
   sample.move_generation = 3;
   sample.move_target = "lb2";
   Bytes b = *encodeHeartbeat(sample);
   const size_t without_move = kHeartbeatMinBytes + sample.active_view.size();
+  const size_t without_sync = b.size() - 12;
   for (size_t len = 0; len < b.size(); ++len) {
-    if (len == without_move) continue;  // a complete payload of an older sender
+    // Complete payloads of older senders.
+    if (len == without_move || len == without_sync) continue;
     Checked<Heartbeat> hb = decodeHeartbeat(ByteView(b).first(len));
     ASSERT_FALSE(hb) << "length " << len;
     EXPECT_EQ(hb.rejection(), Rejection::kBadPayload);

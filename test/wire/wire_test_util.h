@@ -85,6 +85,8 @@ inline Heartbeat sampleHeartbeat() {
   hb.active_view = "lb1";
   hb.epoch = 7;
   hb.interval_ms = 200;
+  hb.connections = 1234;
+  hb.sync_backup_ms = 5000;
   return hb;
 }
 

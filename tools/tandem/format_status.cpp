@@ -154,6 +154,10 @@ std::string formatStatus(const json& status) {
       move != status.end() && move->is_string() && !move->get<std::string>().empty()) {
     head.push_back({"Move:", "to " + move->get<std::string>() + " (requested by an operator)"});
   }
+  if (auto wait = status.find("failback_waiting");
+      wait != status.end() && wait->is_string() && !wait->get<std::string>().empty()) {
+    head.push_back({"Failback:", wait->get<std::string>()});
+  }
   return table(head) + "\n" + nodesSection(status, local_node) + resourcesSection(status) +
          framesSection(status);
 }
