@@ -34,6 +34,14 @@
 //                                                           TIMEOUT_TCP_FIN, TIMEOUT_UDP }
 //     SET_CONFIG            REQUEST|ACK  TIMEOUT_TCP, TIMEOUT_TCP_FIN, TIMEOUT_UDP
 //     FLUSH                 REQUEST|ACK  (tests only)
+//     NEW_DAEMON            REQUEST|ACK  IPVS_CMD_ATTR_DAEMON { STATE u32, MCAST_IFN string,
+//                           SYNC_ID u32, and only when set: SYNC_MAXLEN u16, MCAST_PORT u16 in
+//                           HOST order (not be16, unlike every other port here), MCAST_TTL u8,
+//                           MCAST_GROUP (4 bytes, network order) | MCAST_GROUP6 (16 bytes) }
+//     DEL_DAEMON            REQUEST|ACK  DAEMON { STATE } (ipvsadm adds an empty MCAST_IFN and
+//                           SYNC_ID 0, which the kernel does not read)
+//     GET_DAEMON            REQUEST|DUMP                 -> NEW_DAEMON { every attribute } per
+//                                                           running daemon, DONE
 //
 // The attribute order, flags and sizes are those of ipvsadm 1.31 (libipvs over libnl), so the
 // golden tests compare byte for byte with what ipvsadm sends.
@@ -67,8 +75,20 @@ std::vector<uint8_t> encodeGetConfig(uint16_t family_id, uint32_t seq);
 std::vector<uint8_t> encodeSetConfig(uint16_t family_id, const Timeouts& t, uint32_t seq);
 std::vector<uint8_t> encodeFlush(uint16_t family_id, uint32_t seq);
 
+// The connection-sync daemons. A daemon the kernel would refuse for its form (no interface, a
+// name longer than IP_VS_IFNAME_MAXLEN - 1, a group that is not multicast) is a
+// kInvalidArgument naming the daemon, before anything is sent.
+Result<std::vector<uint8_t>> encodeStartDaemon(uint16_t family_id, const SyncDaemon& d,
+                                               uint32_t seq);
+std::vector<uint8_t> encodeStopDaemon(uint16_t family_id, SyncState state, uint32_t seq);
+std::vector<uint8_t> encodeDumpDaemons(uint16_t family_id, uint32_t seq);
+// "start the IPVS sync master daemon on eth1 (sync id 7)", "stop the IPVS sync backup daemon":
+// what a request asks, for its errors.
+std::string describeStart(const SyncDaemon& d);
+std::string describeStop(SyncState state);
+
 struct Message {
-  enum class Kind { kFamily, kService, kDest, kConfig, kAck, kDone, kOther };
+  enum class Kind { kFamily, kService, kDest, kConfig, kDaemon, kAck, kDone, kOther };
   Kind kind = Kind::kOther;
   uint16_t type = 0;
   uint16_t flags = 0;
@@ -79,6 +99,7 @@ struct Message {
   ServiceState service;           // kService
   DestinationState dest;          // kDest
   Timeouts timeouts;              // kConfig
+  SyncDaemon daemon;              // kDaemon
   int error = 0;                  // kAck/kDone: a positive errno, 0 for success
   std::string kernel_message;     // kAck: the extended ack's text, if the kernel gave one
   bool dump_interrupted = false;  // NLM_F_DUMP_INTR: the table changed during the dump
