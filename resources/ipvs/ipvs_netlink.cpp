@@ -238,6 +238,56 @@ void NetlinkKernel::setTimeouts(const Timeouts& t, KernelDone<void> done) {
            });
 }
 
+void NetlinkKernel::daemons(KernelDone<std::vector<SyncDaemon>> done) {
+  const uint32_t seq = socket_->nextSeq();
+  transact(codec::encodeDumpDaemons(family_id_, seq), seq, "list the IPVS sync daemons",
+           std::nullopt, [done = std::move(done)](Result<Messages> replies) {
+             if (!replies) {
+               done(fail(replies.error()));
+               return;
+             }
+             std::vector<SyncDaemon> out;
+             for (auto& m : *replies) {
+               if (m.kind == codec::Message::Kind::kDaemon) out.push_back(std::move(m.daemon));
+             }
+             done(std::move(out));
+           });
+}
+
+void NetlinkKernel::startDaemon(const SyncDaemon& d, KernelDone<void> done) {
+  const uint32_t seq = socket_->nextSeq();
+  auto req = codec::encodeStartDaemon(family_id_, d, seq);
+  if (!req) {
+    socket_->post(std::move(done), fail(req.error()));  // names the daemon already
+    return;
+  }
+  // EEXIST: the kernel runs one daemon per state, whatever its settings.
+  daemonRequest(std::move(*req), seq, "cannot " + codec::describeStart(d),
+                ErrorCode::kAlreadyExists,
+                "a sync " + syncStateName(d.state) + " daemon already runs", std::move(done));
+}
+
+void NetlinkKernel::stopDaemon(SyncState state, KernelDone<void> done) {
+  const uint32_t seq = socket_->nextSeq();
+  daemonRequest(codec::encodeStopDaemon(family_id_, state, seq), seq,
+                "cannot " + codec::describeStop(state), ErrorCode::kNotFound,
+                "no sync " + syncStateName(state) + " daemon runs", std::move(done));
+}
+
+void NetlinkKernel::daemonRequest(std::vector<uint8_t> request, uint32_t seq, std::string what,
+                                  ErrorCode code, std::string meaning, KernelDone<void> done) {
+  transact(std::move(request), seq, std::move(what), std::nullopt,
+           [code, meaning = std::move(meaning), done = std::move(done)](Result<Messages> replies) {
+             if (!replies) {
+               Error e = replies.error();
+               if (e.code == code) e.message += ": " + meaning;
+               done(fail(std::move(e)));
+               return;
+             }
+             done({});
+           });
+}
+
 void NetlinkKernel::flush(KernelDone<void> done) {
   const uint32_t seq = socket_->nextSeq();
   transact(codec::encodeFlush(family_id_, seq), seq, "cannot flush the IPVS table", std::nullopt,

@@ -24,7 +24,10 @@ namespace tandem::resources::ipvs {
 // controller answers inside the sender's sendmsg(), so the answer is read at once without
 // waiting (a kernel that has not queued it by then is an error, not a wait). A kernel without
 // IPVS is kUnavailable there, naming the module to load.
-class NetlinkKernel final : public Kernel {
+//
+// It is the SyncKernel too: the sync daemons go over the same socket, in the same order as the
+// table's requests.
+class NetlinkKernel final : public Kernel, public SyncKernel {
  public:
   static Result<std::unique_ptr<NetlinkKernel>> open(loop::Dispatcher& dispatcher,
                                                      Millis timeout = Millis(1000));
@@ -39,6 +42,12 @@ class NetlinkKernel final : public Kernel {
   void timeouts(KernelDone<Timeouts> done) override;
   void setTimeouts(const Timeouts& t, KernelDone<void> done) override;
   uint64_t writes() const override { return writes_; }
+
+  // The sync daemons. Starting or stopping one does not count in writes(): that counts the
+  // table's changes.
+  void daemons(KernelDone<std::vector<SyncDaemon>> done) override;
+  void startDaemon(const SyncDaemon& d, KernelDone<void> done) override;
+  void stopDaemon(SyncState state, KernelDone<void> done) override;
 
   // Removes every service (IPVS_CMD_FLUSH): for tests only, tandem never flushes a table.
   void flush(KernelDone<void> done);
@@ -58,6 +67,10 @@ class NetlinkKernel final : public Kernel {
                 KernelDone<Messages> done);
   netlink::NetlinkSocket::Decoder decoder(uint32_t seq, std::string what, std::optional<Op> op,
                                           std::shared_ptr<Messages> out) const;
+  // A sync daemon's start or stop: the kernel's refusal of kind code (kAlreadyExists,
+  // kNotFound) is explained by meaning ("a sync master daemon already runs").
+  void daemonRequest(std::vector<uint8_t> request, uint32_t seq, std::string what, ErrorCode code,
+                     std::string meaning, KernelDone<void> done);
   void dumpServices(std::shared_ptr<DumpJob> job);
   void dumpNextDests(std::shared_ptr<DumpJob> job);
 
