@@ -13,6 +13,7 @@
 
 #include "ipvs/ipvs_model.h"
 #include "loop/dispatcher.h"
+#include "resources/fake_answers.h"
 
 namespace tandem::fakes {
 
@@ -42,7 +43,7 @@ class FakeIpvsKernel final : public Kernel {
  public:
   FakeIpvsKernel() = default;
   explicit FakeIpvsKernel(loop::Dispatcher& dispatcher)
-      : dispatcher_(&dispatcher), timer_(dispatcher.createTimer([this] { answerDue(); })) {}
+      : answers_(std::make_unique<DueAnswers>(dispatcher)) {}
 
   void dump(resources::ipvs::KernelDone<Table> done) override {
     ++dumps_;
@@ -254,66 +255,30 @@ class FakeIpvsKernel final : public Kernel {
   // callbacks hold their own copy of the caller's completion: they are built as arguments of
   // one call, whose evaluation order C++ leaves open, so neither may move it away.
   void later(std::string what, std::function<void()> answer, std::function<void(Error)> timeout) {
-    if (dispatcher_ == nullptr) {
+    if (answers_ == nullptr) {
       answer();
       return;
     }
-    Due d;
-    d.seq = next_seq_++;
     if (silent_) {
-      d.at = dispatcher_->now() + deadline_;
-      d.run = [timeout = std::move(timeout), what = std::move(what), ms = deadline_.count()] {
+      answers_->after(deadline_, [timeout = std::move(timeout), what = std::move(what),
+                                  ms = deadline_.count()] {
         timeout(Error{ErrorCode::kTimeout, "the kernel did not answer within " +
                                                std::to_string(ms) + " ms (" + what + ")"});
-      };
+      });
     } else {
-      d.at = dispatcher_->now() + latency_;
-      d.run = std::move(answer);
+      answers_->after(latency_, std::move(answer));
     }
-    due_.push_back(std::move(d));
-    arm();
   }
-
-  void arm() {
-    if (due_.empty()) return;
-    loop::MonoTime first = due_.front().at;
-    for (const auto& d : due_) first = std::min(first, d.at);
-    timer_->arm(std::chrono::duration_cast<Millis>(first - dispatcher_->now()));
-  }
-
-  // Answers what is due, in request order; answers to requests made meanwhile wait for the
-  // next round, as replies to a new request come in a new loop iteration.
-  void answerDue() {
-    const loop::MonoTime now = dispatcher_->now();
-    std::vector<Due> ready;
-    std::vector<Due> keep;
-    for (auto& d : due_) (d.at <= now ? ready : keep).push_back(std::move(d));
-    due_ = std::move(keep);
-    std::sort(ready.begin(), ready.end(), [](const Due& a, const Due& b) { return a.seq < b.seq; });
-    ++rounds_;
-    for (auto& d : ready) d.run();
-    arm();
-  }
-
-  struct Due {
-    loop::MonoTime at;
-    uint64_t seq = 0;
-    std::function<void()> run;
-  };
 
  public:
   // Timer rounds in which the fake answered (loop iterations, as far as it can tell).
-  size_t rounds() const { return rounds_; }
+  size_t rounds() const { return answers_ == nullptr ? 0 : answers_->rounds(); }
 
  private:
-  loop::Dispatcher* dispatcher_ = nullptr;
-  std::unique_ptr<loop::Timer> timer_;
-  std::vector<Due> due_;
-  uint64_t next_seq_ = 0;
+  std::unique_ptr<DueAnswers> answers_;
   Millis latency_{0};
   Millis deadline_{1000};
   bool silent_ = false;
-  size_t rounds_ = 0;
   size_t in_flight_ = 0;
   size_t max_in_flight_ = 0;
   struct Entry {
