@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 
+#include "await_loop.h"
 #include "config/config_loader.h"
 #include "config/file_system.h"
 #include "ipvs/ipvs_desired.h"
@@ -46,24 +47,7 @@ using namespace tandem;
 using namespace tandem::resources::ipvs;
 using Clock = std::chrono::steady_clock;
 
-// Runs the loop until the completion that start() was given is called: the asynchronous
-// reconciler driven to its end, as tandemd's loop drives it.
-template <typename T>
-Result<T> await(loop::Dispatcher& d,
-                const std::function<void(std::function<void(Result<T>)>)>& start) {
-  std::optional<Result<T>> out;
-  bool running = false;
-  start([&](Result<T> r) {
-    out = std::move(r);
-    if (running) d.stop();
-  });
-  if (!out) {
-    running = true;
-    d.run();
-  }
-  if (!out) return fail(ErrorCode::kInternal, "the loop stopped before the pass ended");
-  return std::move(*out);
-}
+using vm::await;
 
 Result<ReconcileReport> reconcileNow(loop::Dispatcher& d, Reconciler& r, const Table& desired,
                                      bool manage_all, Pass pass) {
