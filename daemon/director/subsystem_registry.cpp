@@ -2,6 +2,7 @@
 
 #include "health/health_subsystem.h"
 #include "ipvs/ipvs_subsystem.h"
+#include "sync/sync_subsystem.h"
 #include "vip/vip_subsystem.h"
 
 namespace tandem::director {
@@ -52,6 +53,20 @@ std::unique_ptr<resources::Subsystem> makeHealth(platform::Platform& p, const st
   return std::make_unique<resources::health::HealthSubsystem>(std::move(deps));
 }
 
+// Connection sync: the backup daemon on every director, the master while ACTIVE; each pass
+// tells the cluster the connection table's size for a sync-aware failback.
+std::unique_ptr<resources::Subsystem> makeSync(platform::Platform& p, const std::string& self,
+                                               resources::ipvs::IpvsSubsystem* ipvs,
+                                               std::function<void(uint64_t, bool)> sync_state) {
+  resources::sync::SyncDeps deps{p.dispatcher(),
+                                 [&p] { return p.openSync(); },
+                                 p.logger().sink(),
+                                 [&p] { return p.wallClockMs(); },
+                                 [ipvs] { return ipvs->connections(); },
+                                 std::move(sync_state)};
+  return std::make_unique<resources::sync::SyncSubsystem>(std::move(deps), self);
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Platform& platform,
@@ -61,8 +76,10 @@ std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Pla
   // IPVS first: the table is ready on every director before an election makes it ACTIVE.
   auto ipvs = makeIpvs(platform, self);
   auto health = makeHealth(platform, self, ipvs.get(), std::move(links.service_health));
+  auto sync = makeSync(platform, self, ipvs.get(), std::move(links.sync_state));
   out.push_back(std::move(ipvs));
   out.push_back(std::move(health));
+  out.push_back(std::move(sync));
   out.push_back(makeVips(platform, self));
   return out;
 }

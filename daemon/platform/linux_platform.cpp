@@ -113,6 +113,12 @@ Result<std::unique_ptr<resources::ipvs::Kernel>> LinuxPlatform::openIpvs() {
   return std::unique_ptr<resources::ipvs::Kernel>(std::move(*k));
 }
 
+Result<std::unique_ptr<resources::ipvs::SyncKernel>> LinuxPlatform::openSync() {
+  auto k = resources::ipvs::NetlinkKernel::open(*dispatcher_);
+  if (!k) return fail(k.error());
+  return std::unique_ptr<resources::ipvs::SyncKernel>(std::move(*k));
+}
+
 std::unique_ptr<resources::health::Checker> LinuxPlatform::makeChecker(config::CheckType type) {
   return resources::health::makeLinuxChecker(type, *dispatcher_, *children_);
 }

@@ -42,6 +42,7 @@ class LinuxPlatform final : public Platform {
   Result<std::shared_ptr<resources::AddressTable>> openAddressTable() override;
   resources::announce::PacketSocketOpener& packetSockets() override { return packet_sockets_; }
   Result<std::unique_ptr<resources::ipvs::Kernel>> openIpvs() override;
+  Result<std::unique_ptr<resources::ipvs::SyncKernel>> openSync() override;
   std::unique_ptr<resources::ipvs::OwnedStore> openIpvsOwned(const std::string& state_dir) override;
   std::unique_ptr<resources::health::Checker> makeChecker(config::CheckType type) override;
   resources::sysctl::SysctlReader& sysctlReader() override { return sysctl_; }

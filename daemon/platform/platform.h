@@ -93,6 +93,8 @@ class Platform {
   [[nodiscard]] virtual Result<std::unique_ptr<resources::ipvs::Kernel>> openIpvs() = 0;
   virtual std::unique_ptr<resources::ipvs::OwnedStore> openIpvsOwned(
       const std::string& state_dir) = 0;
+  // The kernel's IPVS connection-sync daemons (generic netlink, a socket of their own).
+  [[nodiscard]] virtual Result<std::unique_ptr<resources::ipvs::SyncKernel>> openSync() = 0;
   // Health checks: a checker of one type, for one real server (sockets or children on the
   // loop). Null for a type not built yet.
   virtual std::unique_ptr<resources::health::Checker> makeChecker(config::CheckType type) = 0;

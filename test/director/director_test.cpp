@@ -48,6 +48,7 @@ struct Conf {
   std::vector<std::string> real_servers = {"203.0.113.11:80"};
   std::string fallback;  // the sorry server, or none
   std::string check;     // the lines of [virtual_server.check], or none
+  std::string sync;      // the lines of [sync], or none
 
   std::string text() const {
     std::string t = "[cluster]\nname = \"t\"\ngroup = \"" + group + "\"\nheartbeat_interval = \"" +
@@ -74,6 +75,7 @@ struct Conf {
     for (const auto& r : real_servers) {
       t += "[[virtual_server.real_server]]\naddress = \"" + r + "\"\n";
     }
+    if (!sync.empty()) t += "[sync]\n" + sync;
     t += "[control]\ngroup = \"" + control_group + "\"\n[daemon]\nlog_level = \"" + log_level +
          "\"\n";
     return t;
@@ -323,6 +325,36 @@ TEST_F(Cluster, TakingOverRunsStateIpvsVipsAnnouncementsAndReleasingRunsThemBack
   EXPECT_EQ(journalOf("a", mark),
             (std::vector<std::string>{"remove 198.51.100.51/32", "remove 198.51.100.50/32",
                                       "holder removed"}));
+}
+
+TEST_F(Cluster, WithSyncTheBackupRunsEverywhereAndTheMasterMovesFirstInAndLastOut) {
+  conf_.sync = "enabled = true\ninterface = \"eth1\"\nsync_id = 4\n";
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  ASSERT_TRUE(runUntil(1s, [&] { return platforms_["b"]->syncKernel().daemonsNow().size() == 1; }));
+  EXPECT_EQ(journalOf("b"), (std::vector<std::string>{"sync start backup"}));
+  EXPECT_EQ(journalOf("a"),
+            (std::vector<std::string>{"sync start backup", "holder written", "sync start master",
+                                      "add 198.51.100.50/32", "announce"}));
+  const auto running = platforms_["a"]->syncKernel().daemonsNow();
+  ASSERT_EQ(running.size(), 2u);
+  for (const auto& d : running) {
+    EXPECT_EQ(d.interface, "eth1");
+    EXPECT_EQ(d.sync_id, 4u);
+  }
+  const nlohmann::json sync = directors_["a"]->status().at("sync");
+  EXPECT_EQ(sync.at("daemons").at(1).at("state"), "master");
+  EXPECT_EQ(sync.at("daemons").at(1).at("running"), true);
+
+  size_t mark = world_.journal.size();
+  ASSERT_TRUE(directors_["a"]->move("b"));
+  ASSERT_TRUE(runUntil(2s, [&] { return role("b") == Role::kActive; }));
+  EXPECT_EQ(journalOf("a", mark), (std::vector<std::string>{"remove 198.51.100.50/32",
+                                                            "sync stop master", "holder removed"}));
+  EXPECT_EQ(journalOf("b", mark), (std::vector<std::string>{"holder written", "sync start master",
+                                                            "add 198.51.100.50/32", "announce"}));
+  EXPECT_EQ(platforms_["a"]->syncKernel().daemonsNow().size(), 1u) << "a keeps its backup";
 }
 
 TEST(TakeoverOrder, StagesSortStablyIntoTheOneOrder) {

@@ -18,6 +18,7 @@
 #include "resources/fake_checker.h"
 #include "resources/fake_ipvs_kernel.h"
 #include "resources/fake_packet_socket.h"
+#include "resources/fake_sync_kernel.h"
 #include "resources/fake_sysctl.h"
 
 // Whole directors in one process: a FakeWorld is the network and the Corosync ring between
@@ -307,6 +308,31 @@ class JournalingTable final : public resources::AddressTable {
   std::function<void(const std::string&)> note_;
 };
 
+// The sync daemons, with every start and stop journalled ("sync start master").
+class JournalingSync final : public resources::ipvs::SyncKernel {
+ public:
+  JournalingSync(resources::ipvs::SyncKernel& k, std::function<void(const std::string&)> note)
+      : k_(k), note_(std::move(note)) {}
+  void daemons(
+      resources::ipvs::KernelDone<std::vector<resources::ipvs::SyncDaemon>> done) override {
+    k_.daemons(std::move(done));
+  }
+  void startDaemon(const resources::ipvs::SyncDaemon& d,
+                   resources::ipvs::KernelDone<void> done) override {
+    note_("sync start " + resources::ipvs::syncStateName(d.state));
+    k_.startDaemon(d, std::move(done));
+  }
+  void stopDaemon(resources::ipvs::SyncState state,
+                  resources::ipvs::KernelDone<void> done) override {
+    note_("sync stop " + resources::ipvs::syncStateName(state));
+    k_.stopDaemon(state, std::move(done));
+  }
+
+ private:
+  resources::ipvs::SyncKernel& k_;
+  std::function<void(const std::string&)> note_;
+};
+
 // Packet sockets whose sends are journalled as "announce".
 class JournalingOpener final : public resources::announce::PacketSocketOpener {
  public:
@@ -401,6 +427,10 @@ class FakePlatform final : public platform::Platform {
   std::unique_ptr<resources::ipvs::OwnedStore> openIpvsOwned(const std::string&) override {
     return nullptr;
   }
+  Result<std::unique_ptr<resources::ipvs::SyncKernel>> openSync() override {
+    return std::unique_ptr<resources::ipvs::SyncKernel>(
+        std::make_unique<JournalingSync>(sync_kernel_, [this](const std::string& w) { note(w); }));
+  }
   std::unique_ptr<resources::health::Checker> makeChecker(config::CheckType) override {
     return std::make_unique<FakeChecker>(world_.checks(), node_);
   }
@@ -420,6 +450,7 @@ class FakePlatform final : public platform::Platform {
   FakeAddressTable& addresses() { return *address_table_; }
   FakePacketSocketOpener& sockets() { return packet_sockets_; }
   FakeIpvsKernel& ipvsKernel() { return ipvs_kernel_; }
+  FakeSyncKernel& syncKernel() { return sync_kernel_; }
   FakeWorld::Link* link() { return link_; }
   const std::string& node() const { return node_; }
 
@@ -444,6 +475,7 @@ class FakePlatform final : public platform::Platform {
   FakePacketSocketOpener packet_sockets_;
   JournalingOpener journaling_opener_;
   FakeIpvsKernel ipvs_kernel_;
+  FakeSyncKernel sync_kernel_{dispatcher_};
   FakeSysctl sysctl_;
   FakeWorld::Link* link_ = nullptr;
   uint16_t randoms_ = 0;
