@@ -11,11 +11,13 @@
 //       line after the K-th of a connection is answered "NAME garbage" (the probe's own test).
 //   session_probe run --target ADDR:PORT --sessions N [--interval-ms 100] --duration-s S
 //       [--connect-timeout-ms 2000] [--source ADDR] [--report FILE] [--mark-file FILE]
+//       [--drain-ms 2000]
 //       Opens N sessions, one a millisecond and all within a second (each must connect within
 //       the connect timeout; it is not retried), then sends "SEQ ID\n" on every session every
 //       interval (SEQ from 1, ID the session's number from 0) and expects "NAME SEQ ID\n" back,
 //       in order.
-//       Stops after S seconds from its start, or at SIGTERM/SIGINT. Prints to stderr
+//       Stops after S seconds from its start, or at SIGTERM/SIGINT; then sends nothing more and
+//       waits up to --drain-ms (2000) for the echoes still on their way. Prints to stderr
 //       "session_probe: C/N sessions connected" once every session has connected or failed to.
 //       SIGUSR1 appends the epoch ms to --mark-file (and stderr): the test script's "cut now".
 //
@@ -104,7 +106,7 @@ std::string errorText(const char* what, int err) {
                "usage: session_probe echo --port P [--name NAME] [--corrupt-after K]\n"
                "       session_probe run --target ADDR:PORT --sessions N [--interval-ms 100]\n"
                "           --duration-s S [--connect-timeout-ms 2000] [--source ADDR]\n"
-               "           [--report FILE] [--mark-file FILE]\n",
+               "           [--report FILE] [--mark-file FILE] [--drain-ms 2000]\n",
                why.c_str());
   std::exit(2);
 }
@@ -281,6 +283,7 @@ struct Options {
   sockaddr_storage target{}, source{};
   socklen_t target_len = 0, source_len = 0;
   long sessions = 0, interval_ms = 100, duration_s = 0, connect_timeout_ms = 2000;
+  long drain_ms = 2000;  // after the end: no new lines, the answers still on their way awaited
   std::string report, mark_file;
 };
 
@@ -343,6 +346,7 @@ class Run {
         }
       }
     }
+    drain(sfd);
     return summarize(monoMs());
   }
 
@@ -354,6 +358,31 @@ class Run {
     s.detail = detail;
     s.end_ms = at_ms != 0 ? at_ms : epochMs();
     if (!s.connected) settle();
+  }
+
+  // The end: no new line is sent, and the echoes still on their way get up to drain_ms to
+  // arrive, so that a line sent just before the end under a loaded host is not a loss.
+  void drain(int sfd) {
+    const int64_t until = monoMs() + o_.drain_ms;
+    std::vector<epoll_event> events(512);
+    for (int64_t now = monoMs(); now < until; now = monoMs()) {
+      bool waiting = false;
+      for (const Session& s : sessions_) {
+        waiting = waiting || (s.end == End::kOpen && s.connected && !s.waiting.empty());
+      }
+      if (!waiting) return;
+      int n = epoll_wait(ep_, events.data(), static_cast<int>(events.size()),
+                         static_cast<int>(until - now));
+      if (n < 0 && errno != EINTR) return;
+      now = monoMs();
+      for (int i = 0; i < n; ++i) {
+        if (events[i].data.u64 != kSignalKey) {
+          onEvent(sessions_[events[i].data.u64], events[i].events, now);
+        } else if (int signo = readSignal(sfd); signo != 0 && signo != SIGUSR1) {
+          return;  // a second stop ends the wait
+        }
+      }
+    }
   }
 
   // Tells the test script when every session has connected or failed to (it cuts after that).
@@ -589,7 +618,8 @@ int main(int argc, char** argv) {
       {"run --sessions", {&o.sessions, 1, 100000}},
       {"run --interval-ms", {&o.interval_ms, 1, 60000}},
       {"run --duration-s", {&o.duration_s, 1, 86400}},
-      {"run --connect-timeout-ms", {&o.connect_timeout_ms, 1, 600000}}};
+      {"run --connect-timeout-ms", {&o.connect_timeout_ms, 1, 600000}},
+      {"run --drain-ms", {&o.drain_ms, 0, 600000}}};
   const std::map<std::string, std::string*> texts = {{"echo --name", &name},
                                                      {"run --target", &target},
                                                      {"run --source", &source},
