@@ -65,7 +65,7 @@ void IpvsSubsystem::checkKernelSettings(const config::Config& cfg) {
 void IpvsSubsystem::configure(const config::Config& next, const config::Config* running,
                               const config::ReloadDiff& diff) {
   const bool relevant = running == nullptr || diff.changed("virtual_servers") ||
-                        diff.changed("ipvs") || diff.changed("nodes");
+                        diff.changed("ipvs") || diff.changed("nodes") || diff.changed("sync");
   config_ = next;
   if (relevant) checkKernelSettings(next);
   if (loop_) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 namespace tandem::resources::sysctl {
@@ -136,6 +137,65 @@ void checkArpIgnore(const config::Config& config, std::span<const std::string> n
   }
 }
 
+// Connection sync ([sync] enabled): what the kernel sends the backup. A connection is sent once
+// it has had sync_threshold packets, again every sync_period packets, and, with a
+// sync_refresh_period, whenever its timer moved that many seconds since the last send. A
+// backup's entry expires after the connection's timeout (15 min for an established TCP one),
+// so a long-lived connection that carries fewer than sync_period packets in that time (a quiet
+// session, keepalives only) is gone from the backup by the time it takes over.
+void checkSync(const config::Config& config, const SysctlReader& reader,
+               std::vector<SysctlFinding>& out) {
+  if (!config.sync.enabled) return;
+  const std::string context = "sync_id=" + std::to_string(config.sync.sync_id);
+  auto number = [&reader](const std::string& key) -> std::optional<long> {
+    auto v = reader.read(key);
+    return v ? asNumber(*v) : std::nullopt;
+  };
+  if (auto version = number("net.ipv4.vs.sync_version"); version && *version == 0) {
+    SysctlFinding f;
+    f.key = "net.ipv4.vs.sync_version";
+    f.current = "0";
+    f.required = "1";
+    f.settable = true;
+    f.purpose = "connection sync";
+    f.why =
+        "version 0 messages carry no timeouts (the backup expires synced connections on its "
+        "own timers) and no IPv6 connections";
+    f.fix = "sysctl -w net.ipv4.vs.sync_version=1 on every director" + std::string(kPersist);
+    f.context = context;
+    out.push_back(std::move(f));
+  }
+  const std::string key = "net.ipv4.vs.sync_refresh_period";
+  auto refresh = reader.read(key);
+  auto refresh_s = refresh ? asNumber(*refresh) : std::nullopt;
+  if (!refresh_s || *refresh_s != 0) return;
+  // The threshold is "THRESHOLD\tPERIOD".
+  long period = 50;
+  if (auto t = reader.read("net.ipv4.vs.sync_threshold")) {
+    std::istringstream in(*t);
+    long threshold = 0, p = 0;
+    if (in >> threshold >> p) period = p;
+  }
+  SysctlFinding f;
+  f.key = key;
+  f.current = *refresh;
+  f.required = "60";
+  f.settable = true;
+  f.purpose = "connection sync of long-lived quiet sessions";
+  f.why = period == 0
+              ? "with sync_period 0 each connection is sent to the backup once, and its entry "
+                "there expires after the connection's timeout however long it lives here"
+              : "a connection is sent again only every " + std::to_string(period) +
+                    " packets, so a session quieter than that per connection timeout (15 min "
+                    "established) has expired on the backup when it takes over";
+  f.fix = "sysctl -w " + key +
+          "=60 on every director (a connection is then sent again at most "
+          "once a minute while it carries traffic)" +
+          std::string(kPersist);
+  f.context = context;
+  out.push_back(std::move(f));
+}
+
 // What a tun real server needs to decapsulate: the tunnel device and how to get it.
 struct TunnelDevice {
   std::string name;
@@ -259,6 +319,7 @@ std::vector<SysctlFinding> sysctlPlan(const config::Config& config,
          "is 2: set that first where addresses or routes come from them)",
          servicesUsing(config, config::Forwarding::kNat, Family::kInet6), out);
   checkArpIgnore(config, node_interfaces, current, out);
+  checkSync(config, current, out);
   realServerGuidance(config, out);
   return out;
 }

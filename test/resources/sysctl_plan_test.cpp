@@ -75,6 +75,63 @@ TEST(SysctlPlan, NatWithForwardingOffWarnsWithTheFix) {
             "net.ipv4.ip_forward=1, and persist it in /etc/sysctl.d/ svc=web");
 }
 
+// The 6.1 kernel's defaults for connection sync.
+fakes::FakeSysctl syncDefaults() {
+  fakes::FakeSysctl s = healthyHost();
+  s.values["net.ipv4.vs.sync_threshold"] = "3\t50";
+  s.values["net.ipv4.vs.sync_refresh_period"] = "0";
+  s.values["net.ipv4.vs.sync_version"] = "1";
+  return s;
+}
+
+config::Config withSync() {
+  config::Config cfg;
+  cfg.sync.enabled = true;
+  cfg.sync.interface = "eth1";
+  cfg.sync.sync_id = 9;
+  return cfg;
+}
+
+TEST(SysctlPlan, SyncWithTheKernelDefaultsWarnsThatQuietSessionsExpireOnTheBackup) {
+  auto findings = sysctlPlan(withSync(), kEth0, syncDefaults());
+  ASSERT_EQ(findings.size(), 1u);
+  const SysctlFinding& f = findings[0];
+  EXPECT_EQ(f.key, "net.ipv4.vs.sync_refresh_period");
+  EXPECT_EQ(f.required, "60");
+  EXPECT_TRUE(f.settable);
+  EXPECT_EQ(describe(f),
+            "sysctl net.ipv4.vs.sync_refresh_period=0 but connection sync of long-lived quiet "
+            "sessions needs 60: a connection is sent again only every 50 packets, so a session "
+            "quieter than that per connection timeout (15 min established) has expired on the "
+            "backup when it takes over; fix: sysctl -w net.ipv4.vs.sync_refresh_period=60 on "
+            "every director (a connection is then sent again at most once a minute while it "
+            "carries traffic), and persist it in /etc/sysctl.d/ sync_id=9");
+}
+
+TEST(SysctlPlan, SyncSettingsThatHideSessionsFromTheBackupAreNamed) {
+  auto host = syncDefaults();
+  host.values["net.ipv4.vs.sync_threshold"] = "3\t0";
+  host.values["net.ipv4.vs.sync_version"] = "0";
+  auto findings = sysctlPlan(withSync(), kEth0, host);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].key, "net.ipv4.vs.sync_version");
+  EXPECT_EQ(findings[0].required, "1");
+  EXPECT_EQ(findings[1].key, "net.ipv4.vs.sync_refresh_period");
+  EXPECT_NE(findings[1].why.find("each connection is sent to the backup once"), std::string::npos)
+      << findings[1].why;
+}
+
+TEST(SysctlPlan, SyncIsQuietWithARefreshPeriodOrWhenDisabled) {
+  auto host = syncDefaults();
+  host.values["net.ipv4.vs.sync_refresh_period"] = "60";
+  EXPECT_TRUE(sysctlPlan(withSync(), kEth0, host).empty());
+  config::Config off = withSync();
+  off.sync.enabled = false;
+  EXPECT_TRUE(sysctlPlan(off, kEth0, syncDefaults()).empty());
+  // No IPVS module yet (nothing under net.ipv4.vs): nothing to judge.
+  EXPECT_TRUE(sysctlPlan(withSync(), kEth0, healthyHost()).empty());
+}
+
 TEST(SysctlPlan, NatWithForwardingOnIsQuiet) {
   config::Config cfg;
   cfg.virtual_servers = {
