@@ -38,7 +38,9 @@ Result<nlohmann::json> Director::command(const std::string& name, const nlohmann
   auto it = commands_.find(name);
   if (it == commands_.end()) {
     return fail(ErrorCode::kUnavailable, name == "ipvs" ? "this tandemd does not manage IPVS"
-                                                        : "this tandemd runs without a cluster");
+                                         : name == "sync"
+                                             ? "this tandemd does not run connection sync"
+                                             : "this tandemd runs without a cluster");
   }
   return it->second(args);
 }
@@ -323,6 +325,23 @@ Result<nlohmann::json> Director::reload() {
 }
 
 Result<nlohmann::json> Director::ipvs() { return command("ipvs", nlohmann::json::object()); }
+
+Result<nlohmann::json> Director::sync() {
+  auto answer = command("sync", nlohmann::json::object());
+  if (!answer) return answer;
+  // What the other directors hold comes from their heartbeats, which the cluster keeps.
+  const nlohmann::json st = status();
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : st.value("nodes", nlohmann::json::array())) {
+    nodes.push_back({{"name", n.value("name", "")},
+                     {"role", n.value("role", "")},
+                     {"connections", n.value("connections", uint64_t{0})},
+                     {"sync_backup_ms", n.value("sync_backup_ms", int64_t{0})}});
+  }
+  (*answer)["nodes"] = std::move(nodes);
+  (*answer)["failback_waiting"] = st.value("failback_waiting", "");
+  return answer;
+}
 
 void Director::pingWatchdog() {
   platform_.notifier().notify("WATCHDOG=1");

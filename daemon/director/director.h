@@ -74,6 +74,7 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   Result<nlohmann::json> clear() override;
   Result<nlohmann::json> reload() override;
   Result<nlohmann::json> ipvs() override;
+  Result<nlohmann::json> sync() override;
 
  private:
   // resources::CommandTable

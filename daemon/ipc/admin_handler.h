@@ -27,6 +27,10 @@ class AdminHandler {
   [[nodiscard]] virtual Result<nlohmann::json> ipvs() {
     return fail(ErrorCode::kUnavailable, "this tandemd does not manage IPVS");
   }
+  // The fields of the sync schema in protocol.h.
+  [[nodiscard]] virtual Result<nlohmann::json> sync() {
+    return fail(ErrorCode::kUnavailable, "this tandemd does not run connection sync");
+  }
 };
 
 }  // namespace tandem::ipc

@@ -106,6 +106,10 @@ json AdminService::dispatch(const Request& request) {
       if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
       return fromResult(handler_.ipvs());
     }
+    case RequestId::kSync: {
+      if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
+      return fromResult(handler_.sync());
+    }
     case RequestId::kDrain:
       return errorBody(
           Error{ErrorCode::kUnavailable, "drain is reserved and not implemented by this tandemd"});

@@ -161,19 +161,23 @@ std::string_view requestName(RequestId id) {
       return "drain";
     case RequestId::kIpvs:
       return "ipvs";
+    case RequestId::kSync:
+      return "sync";
   }
   return "unknown";
 }
 
 std::optional<RequestId> requestIdFromWire(int32_t raw) {
   if (raw < static_cast<int32_t>(RequestId::kStatus) ||
-      raw > static_cast<int32_t>(RequestId::kIpvs)) {
+      raw > static_cast<int32_t>(RequestId::kSync)) {
     return std::nullopt;
   }
   return static_cast<RequestId>(raw);
 }
 
-bool isMutating(RequestId id) { return id != RequestId::kStatus && id != RequestId::kIpvs; }
+bool isMutating(RequestId id) {
+  return id != RequestId::kStatus && id != RequestId::kIpvs && id != RequestId::kSync;
+}
 
 Result<Bytes> encodeRequest(RequestId id, const json& body) {
   std::string text = dumpBody(body);
@@ -214,8 +218,8 @@ Result<Request> decodeRequest(std::span<const uint8_t> bytes) {
   if (!id) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown request id " + std::to_string(header.id) +
-                    " (this tandemd knows 1 to 7: status, standby, move, clear, reload, drain, "
-                    "ipvs); "
+                    " (this tandemd knows 1 to 8: status, standby, move, clear, reload, drain, "
+                    "ipvs, sync); "
                     "is tandem newer than tandemd?");
   }
   auto body = parseBody(bytes.subspan(kRequestHeaderSize), "request");

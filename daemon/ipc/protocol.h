@@ -38,6 +38,7 @@
 //   5 reload   {}                            re-read the config, as SIGHUP does
 //   6 drain    reserved; answered with an error until it exists
 //   7 ipvs     {}                            read-only, like status: the IPVS table
+//   8 sync     {}                            read-only, like status: connection sync
 // Unknown fields are refused, so a typo ("nod") is an error instead of a silent default. A body
 // holding a NUL byte is refused too: JSON text has none, and libqb hands the server the size
 // the header claims, so an overstated size shows up as the receive buffer's zeros.
@@ -50,11 +51,19 @@
 //   "quorate":         bool
 //   "epoch":           unsigned, bumped by each takeover
 //   "move_target":     string, an operator's pending move ("" when none); optional
+//   "failback_waiting": string, what a failback held back for connection sync waits for ("")
 //   "nodes":           [{"name": string, "role": string, "priority": int,
 //                        "health": int (per-mille), "standby": bool,
-//                        "last_heartbeat_ms": int or null (null for self and never-heard)}]
+//                        "last_heartbeat_ms": int or null (null for self and never-heard),
+//                        "connections": unsigned, "sync_backup_ms": unsigned (its heartbeats)}]
 //   "accepted_frames": unsigned, heartbeat frames accepted
 //   "rejected_frames": {reason: count}, reason as wire::name(Rejection) (e.g. "bad_signature")
+//
+// The sync response (besides "ok": true): the "sync" object of the status (enabled, interface,
+// sync_id, group, port, connections, restarts, error, "daemons": [{"state": "backup"|"master",
+// "wanted", "running", and while running "interface", "sync_id", "group", "port", "ttl",
+// "max_message_length", "since_ms"}]), plus "failback_waiting" and "nodes": [{"name", "role",
+// "connections", "sync_backup_ms"}] as the status has them.
 //
 // The ipvs response (besides "ok": true): the kernel's IPVS table in this director's network
 // namespace, dumped when asked, with what tandem knows of each entry. Kept on every director,
@@ -100,6 +109,7 @@ enum class RequestId : int32_t {
   kReload = 5,
   kDrain = 6,
   kIpvs = 7,
+  kSync = 8,
 };
 
 // "status", "standby", ... for messages and logs.

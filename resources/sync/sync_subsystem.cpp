@@ -278,6 +278,11 @@ void SyncSubsystem::passDone() {
   if (!running_ && !waiting_.empty()) startPass();
 }
 
+void SyncSubsystem::registerCommands(CommandTable& table) {
+  table.add("sync",
+            [this](const nlohmann::json&) -> Result<nlohmann::json> { return status()["sync"]; });
+}
+
 nlohmann::json SyncSubsystem::status() const {
   nlohmann::json daemons = nlohmann::json::array();
   for (size_t i = 0; i < 2; ++i) {
@@ -300,7 +305,8 @@ nlohmann::json SyncSubsystem::status() const {
                    {"daemons", std::move(daemons)},
                    {"restarts", restarts_},
                    {"connections", deps_.connections ? deps_.connections() : 0},
-                   {"error", last_error_}};
+                   {"error", last_error_},
+                   {"now_ms", wallMs()}};
   if (sync_.enabled) {
     j["interface"] = sync_.interface;
     j["sync_id"] = sync_.sync_id;

@@ -65,6 +65,8 @@ class SyncSubsystem final : public Subsystem {
   Result<void> start() override;
   std::vector<HeldResource> held() override;
   nlohmann::json status() const override;
+  // "sync": the status's sync object (`tandem sync status`).
+  void registerCommands(CommandTable& table) override;
   void shutdown() override;
 
   // The master role (the resource's start/stop) and its monitor.

@@ -346,6 +346,17 @@ TEST_F(Cluster, WithSyncTheBackupRunsEverywhereAndTheMasterMovesFirstInAndLastOu
   const nlohmann::json sync = directors_["a"]->status().at("sync");
   EXPECT_EQ(sync.at("daemons").at(1).at("state"), "master");
   EXPECT_EQ(sync.at("daemons").at(1).at("running"), true);
+  auto answer = directors_["b"]->sync();  // `tandem sync status` on the BACKUP
+  ASSERT_TRUE(answer) << answer.error().message;
+  EXPECT_EQ(answer->at("enabled"), true);
+  ASSERT_EQ(answer->at("nodes").size(), 2u);
+  EXPECT_EQ(answer->at("nodes").at(1).at("name"), "a");
+  EXPECT_EQ(answer->at("nodes").at(1).at("role"), "ACTIVE");
+  // a's next heartbeats say how long its backup daemon has run.
+  EXPECT_TRUE(runUntil(1s, [&] {
+    auto now = directors_["b"]->sync();
+    return now && now->at("nodes").at(1).at("sync_backup_ms").get<int64_t>() > 0;
+  }));
 
   size_t mark = world_.journal.size();
   ASSERT_TRUE(directors_["a"]->move("b"));

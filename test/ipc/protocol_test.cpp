@@ -270,13 +270,22 @@ TEST(ProtocolTest, IpvsRequestIsSevenAndRoundTrips) {
   EXPECT_EQ(static_cast<int32_t>(RequestId::kIpvs), 7);
   EXPECT_EQ(requestName(RequestId::kIpvs), "ipvs");
   EXPECT_EQ(requestIdFromWire(7), RequestId::kIpvs);
-  EXPECT_EQ(requestIdFromWire(8), std::nullopt);
+  EXPECT_EQ(requestIdFromWire(9), std::nullopt);
   auto bytes = encodeRequest(RequestId::kIpvs, json::object());
   ASSERT_TRUE(bytes.has_value());
   auto back = decodeRequest(*bytes);
   ASSERT_TRUE(back.has_value()) << back.error().message;
   EXPECT_EQ(back->id, RequestId::kIpvs);
   EXPECT_EQ(back->body, json::object());
+}
+
+TEST(ProtocolTest, SyncRequestIsEightReadOnlyAndTakesNoFields) {
+  EXPECT_EQ(static_cast<int32_t>(RequestId::kSync), 8);
+  EXPECT_EQ(requestName(RequestId::kSync), "sync");
+  EXPECT_EQ(requestIdFromWire(8), RequestId::kSync);
+  EXPECT_FALSE(isMutating(RequestId::kSync));
+  EXPECT_TRUE(parseNoArgs(RequestId::kSync, json::object()).has_value());
+  EXPECT_FALSE(parseNoArgs(RequestId::kSync, json{{"node", "d1"}}).has_value());
 }
 
 TEST(ProtocolTest, IpvsIsReadOnlyLikeStatus) {
@@ -293,9 +302,9 @@ TEST(ProtocolTest, IpvsTakesNoFields) {
 }
 
 TEST(ProtocolTest, AnUnknownIdNamesEveryRequestThisTandemdKnows) {
-  std::string e = decodeError(request(8, "{}"));
-  EXPECT_NE(e.find("1 to 7"), std::string::npos) << e;
-  EXPECT_NE(e.find("ipvs"), std::string::npos) << e;
+  std::string e = decodeError(request(9, "{}"));
+  EXPECT_NE(e.find("1 to 8"), std::string::npos) << e;
+  EXPECT_NE(e.find("ipvs, sync"), std::string::npos) << e;
 }
 
 TEST(ProtocolTest, AnUnavailableIpvsAnswerCarriesENOTSUP) {

@@ -120,20 +120,8 @@ Result<json> runAdmin(const AdminCall& call, const DaemonCall& daemon) {
 }
 
 CommandOutput renderAdmin(const AdminCall& call, const Result<json>& answer, bool json_output) {
-  const std::string prefix = "tandem " + std::string(commandName(call.action)) + ": ";
-  if (!answer) {
-    if (json_output) {
-      return {ipc::errorBody(answer.error()).dump(2) + "\n", "", exitCodeFor(answer.error())};
-    }
-    return {"", prefix + answer.error().message + "\n", exitCodeFor(answer.error())};
-  }
-  auto outcome = ipc::bodyResult(*answer);
-  if (json_output) {
-    return {answer->dump(2, ' ', false, json::error_handler_t::replace) + "\n", "",
-            outcome ? kExitOk : exitCodeFor(outcome.error())};
-  }
-  if (!outcome) return {"", prefix + outcome.error().message + "\n", exitCodeFor(outcome.error())};
-  return {successText(call, *answer), "", kExitOk};
+  return renderAnswer(answer, json_output, "tandem " + std::string(commandName(call.action)),
+                      [&call](const json& body) { return successText(call, body); });
 }
 
 }  // namespace tandem::cli

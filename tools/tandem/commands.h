@@ -21,5 +21,6 @@ void addStatusCommand(CLI::App& app, const GlobalOptions& global, int* exit_code
 void addAdminCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addIpvsCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addCheckCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void addSyncCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 
 }  // namespace tandem::cli

@@ -76,8 +76,6 @@ std::string destinations(const json& s) {
   return table(rows, {false, false, true, false, true, true, true, true, true, true, true}, "  ");
 }
 
-std::string failureJson(const Error& error) { return ipc::errorBody(error).dump(2) + "\n"; }
-
 }  // namespace
 
 std::string formatRate(uint64_t v) {
@@ -131,18 +129,7 @@ std::string formatIpvs(const json& answer) {
 }
 
 CommandOutput renderIpvs(const Result<json>& answer, bool json_output) {
-  const std::string prefix = "tandem ipvs show: ";
-  if (!answer) {
-    if (json_output) return {failureJson(answer.error()), "", exitCodeFor(answer.error())};
-    return {"", prefix + answer.error().message + "\n", exitCodeFor(answer.error())};
-  }
-  auto outcome = ipc::bodyResult(*answer);
-  if (json_output) {
-    return {answer->dump(2, ' ', false, json::error_handler_t::replace) + "\n", "",
-            outcome ? kExitOk : exitCodeFor(outcome.error())};
-  }
-  if (!outcome) return {"", prefix + outcome.error().message + "\n", exitCodeFor(outcome.error())};
-  return {formatIpvs(*answer), "", kExitOk};
+  return renderAnswer(answer, json_output, "tandem ipvs show", formatIpvs);
 }
 
 }  // namespace tandem::cli

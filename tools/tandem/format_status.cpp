@@ -162,20 +162,24 @@ std::string formatStatus(const json& status) {
          framesSection(status);
 }
 
-CommandOutput renderStatus(const Result<json>& answer, bool json_output) {
+CommandOutput renderAnswer(const Result<json>& answer, bool json_output, const std::string& command,
+                           const std::function<std::string(const json&)>& text) {
+  const std::string prefix = command + ": ";
   if (!answer) {
     if (json_output) return {failureJson(answer.error()), "", exitCodeFor(answer.error())};
-    return {"", "tandem status: " + answer.error().message + "\n", exitCodeFor(answer.error())};
+    return {"", prefix + answer.error().message + "\n", exitCodeFor(answer.error())};
   }
   auto outcome = ipc::bodyResult(*answer);
   if (json_output) {
     return {answer->dump(2, ' ', false, json::error_handler_t::replace) + "\n", "",
             outcome ? kExitOk : exitCodeFor(outcome.error())};
   }
-  if (!outcome) {
-    return {"", "tandem status: " + outcome.error().message + "\n", exitCodeFor(outcome.error())};
-  }
-  return {formatStatus(*answer), "", kExitOk};
+  if (!outcome) return {"", prefix + outcome.error().message + "\n", exitCodeFor(outcome.error())};
+  return {text(*answer), "", kExitOk};
+}
+
+CommandOutput renderStatus(const Result<json>& answer, bool json_output) {
+  return renderAnswer(answer, json_output, "tandem status", formatStatus);
 }
 
 }  // namespace tandem::cli

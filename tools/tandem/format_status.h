@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -29,6 +30,13 @@ std::string formatStatus(const nlohmann::json& status);
 
 // "180ms", "2.4s", "3m07s", "2h05m": how long ago a heartbeat was heard.
 std::string formatAge(int64_t ms);
+
+// What a read command prints for callDaemon's result: text(answer), or with --json the body as
+// tandemd sent it (pretty-printed); a failure or {"ok": false} goes to stderr prefixed with
+// "COMMAND: " (or, with --json, as a JSON object to stdout) with its exit code.
+CommandOutput renderAnswer(const Result<nlohmann::json>& answer, bool json,
+                           const std::string& command,
+                           const std::function<std::string(const nlohmann::json&)>& text);
 
 // What `tandem status` prints for callDaemon's result: the summary, or with --json the body as
 // tandemd sent it (pretty-printed); a failure or {"ok": false} goes to stderr (or, with

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   addStatusCommand(app, global, &exit_code);
   addAdminCommands(app, global, &exit_code);
   addIpvsCommands(app, global, &exit_code);
+  addSyncCommands(app, global, &exit_code);
   addCheckCommands(app, global, &exit_code);
   try {
     app.parse(argc, argv);
