@@ -124,8 +124,8 @@ std::optional<double> TableReader::fraction(std::string_view key) {
     wrongType(key, *n, range);
     return std::nullopt;
   }
-  const double v = n->is_integer() ? static_cast<double>(*n->value<int64_t>())
-                                   : *n->value<double>();
+  const double v =
+      n->is_integer() ? static_cast<double>(*n->value<int64_t>()) : *n->value<double>();
   if (!(v >= 0.0 && v <= 1.0)) {  // NaN too
     std::ostringstream text;
     text << v;
