@@ -83,7 +83,6 @@ void SyncSubsystem::configure(const config::Config& next, const config::Config* 
   }
   sync_ = next.sync;
   interval_ = next.ipvs.monitor_interval;
-  manage_ = sync_.enabled || seen_[kBackup].started_by_us || seen_[kMaster].started_by_us;
   const bool first = !configured_;
   configured_ = true;
   if (!sync_.enabled && was) {
@@ -138,7 +137,7 @@ void SyncSubsystem::startPass() {
   steps_.clear();
   next_step_ = 0;
   pass_error_.clear();
-  if (!manage_) {
+  if (!manages()) {
     passDone();
     return;
   }
@@ -256,12 +255,11 @@ void SyncSubsystem::passDone() {
     }
     last_error_ = pass_error_;
   }
-  if (manage_ && sync_.enabled) {
+  if (sync_.enabled) {
     timer_->arm(interval_);
   } else {
     timer_->cancel();
   }
-  manage_ = sync_.enabled || seen_[kBackup].started_by_us || seen_[kMaster].started_by_us;
   if (deps_.report) {
     deps_.report(deps_.connections ? deps_.connections() : 0, seen_[kBackup].running);
   }

@@ -99,6 +99,10 @@ class SyncSubsystem final : public Subsystem {
   void runSteps();
   void passDone();
   bool wanted(size_t state) const;
+  // Enabled now, or this process runs a daemon it started before a reload disabled sync.
+  bool manages() const {
+    return sync_.enabled || seen_[kBackup].started_by_us || seen_[kMaster].started_by_us;
+  }
   std::string describe(const ipvs::SyncDaemon& d) const;
   int64_t wallMs() const { return deps_.wall_ms ? deps_.wall_ms() : 0; }
 
@@ -106,7 +110,6 @@ class SyncSubsystem final : public Subsystem {
   std::string self_;
   config::Sync sync_;
   bool configured_ = false;
-  bool manage_ = false;  // enabled now, or was when this process started a daemon
   Millis interval_{5000};
   bool want_master_ = false;
   bool force_restart_ = false;  // the next pass restarts what runs (max_message_length changed)

@@ -53,6 +53,13 @@ class FakeSyncKernel final : public SyncKernel {
         done(fail(std::move(*e)));
         return;
       }
+      if (refuse_starts_ > 0) {
+        --refuse_starts_;
+        done(fail(ErrorCode::kNotFound, "cannot start the IPVS sync " +
+                                            resources::ipvs::syncStateName(d.state) +
+                                            " daemon on " + d.interface + ": No such device"));
+        return;
+      }
       const std::string what = "cannot start the IPVS sync " +
                                resources::ipvs::syncStateName(d.state) + " daemon on " +
                                d.interface + " (sync id " + std::to_string(d.sync_id) + ")";
@@ -93,7 +100,9 @@ class FakeSyncKernel final : public SyncKernel {
     if (d.group.isUnspecified()) d.group = *IpAddress::parse("224.0.0.81");
     if (d.port == 0) d.port = 8848;
     if (d.ttl == 0) d.ttl = 1;
-    if (d.max_len == 0) d.max_len = d.group.family == Family::kInet ? 1472 : 1452;
+    // Unset, or more than the link carries: what a 1500-byte MTU leaves.
+    const uint16_t most = d.group.family == Family::kInet ? 1472 : 1452;
+    if (d.max_len == 0 || d.max_len > most) d.max_len = most;
     return d;
   }
 
@@ -118,6 +127,8 @@ class FakeSyncKernel final : public SyncKernel {
   }
   // The next request (of any kind) fails with e when it is answered, changing nothing.
   void failNext(Error e) { fail_next_.push_back(std::move(e)); }
+  // The next n starts fail as for an interface that does not exist (ENODEV).
+  void refuseStarts(int n) { refuse_starts_ = n; }
   // While on, requests are never answered (their completions are kept, not called); turning it
   // off does not answer them either: the kernel dropped them.
   void silent(bool on) { silent_ = on; }
@@ -154,9 +165,29 @@ class FakeSyncKernel final : public SyncKernel {
   bool silent_ = false;
   std::map<SyncState, SyncDaemon> running_;  // kMaster sorts first, as the kernel dumps
   std::vector<Error> fail_next_;
+  int refuse_starts_ = 0;
   size_t starts_ = 0;
   size_t stops_ = 0;
   size_t lists_ = 0;
+};
+
+// Hands the code under test a SyncKernel that forwards to a fake the test keeps looking at (the
+// code owns what it opens; the daemons outlive it, as the kernel's do tandemd).
+class SyncKernelView final : public SyncKernel {
+ public:
+  explicit SyncKernelView(SyncKernel& k) : k_(k) {}
+  void daemons(resources::ipvs::KernelDone<std::vector<SyncDaemon>> done) override {
+    k_.daemons(std::move(done));
+  }
+  void startDaemon(const SyncDaemon& d, resources::ipvs::KernelDone<void> done) override {
+    k_.startDaemon(d, std::move(done));
+  }
+  void stopDaemon(SyncState state, resources::ipvs::KernelDone<void> done) override {
+    k_.stopDaemon(state, std::move(done));
+  }
+
+ private:
+  SyncKernel& k_;
 };
 
 }  // namespace tandem::fakes

@@ -2,14 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <deque>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "config/config_diff.h"
 #include "fakes/sim_dispatcher.h"
+#include "resources/fake_sync_kernel.h"
 
 namespace tandem::resources::sync {
 namespace {
@@ -17,69 +16,6 @@ namespace {
 using namespace std::chrono_literals;
 using ipvs::SyncDaemon;
 using ipvs::SyncState;
-
-// The kernel's two sync daemons, answering from the loop after a latency.
-class Kernel final : public ipvs::SyncKernel {
- public:
-  struct State {
-    std::map<SyncState, SyncDaemon> running;
-    int starts = 0, stops = 0, lists = 0;
-    std::deque<Error> fail_next;
-    int refuse_starts = 0;  // the next starts fail with ENODEV
-  };
-  Kernel(fakes::SimDispatcher& d, std::shared_ptr<State> s, Millis latency)
-      : d_(d), s_(std::move(s)), latency_(latency) {}
-
-  void daemons(ipvs::KernelDone<std::vector<SyncDaemon>> done) override {
-    later([this, done] {
-      ++s_->lists;
-      if (auto e = failure()) return done(fail(*e));
-      std::vector<SyncDaemon> out;
-      for (const auto& [state, d] : s_->running) out.push_back(d);
-      done(out);
-    });
-  }
-  void startDaemon(const SyncDaemon& d, ipvs::KernelDone<void> done) override {
-    later([this, d, done] {
-      ++s_->starts;
-      if (auto e = failure()) return done(fail(*e));
-      if (s_->refuse_starts > 0) {
-        --s_->refuse_starts;
-        return done(fail(ErrorCode::kNotFound, "No such device"));
-      }
-      if (s_->running.count(d.state)) return done(fail(ErrorCode::kAlreadyExists, "runs"));
-      // As the kernel does: the message length is clamped to the interface's MTU.
-      SyncDaemon kept = d;
-      kept.max_len = std::min<uint16_t>(d.max_len, 1472);
-      s_->running[d.state] = kept;
-      done({});
-    });
-  }
-  void stopDaemon(SyncState state, ipvs::KernelDone<void> done) override {
-    later([this, state, done] {
-      ++s_->stops;
-      if (auto e = failure()) return done(fail(*e));
-      if (!s_->running.erase(state)) return done(fail(ErrorCode::kNotFound, "no such daemon"));
-      done({});
-    });
-  }
-
- private:
-  std::optional<Error> failure() {
-    if (s_->fail_next.empty()) return std::nullopt;
-    Error e = s_->fail_next.front();
-    s_->fail_next.pop_front();
-    return e;
-  }
-  void later(std::function<void()> f) {
-    timers_.push_back(d_.createTimer(std::move(f)));
-    timers_.back()->arm(latency_);
-  }
-  fakes::SimDispatcher& d_;
-  std::shared_ptr<State> s_;
-  Millis latency_;
-  std::vector<std::unique_ptr<loop::Timer>> timers_;
-};
 
 struct Line {
   LogLevel level;
@@ -95,12 +31,14 @@ class SyncSubsystemTest : public ::testing::Test {
   }
 
   std::unique_ptr<SyncSubsystem> make(Millis latency = 1ms) {
+    kernel_.setLatency(latency);
     SyncDeps deps{
         sim_,
-        [this, latency]() -> Result<std::unique_ptr<ipvs::SyncKernel>> {
+        [this]() -> Result<std::unique_ptr<ipvs::SyncKernel>> {
           if (open_error_) return fail(*open_error_);
           ++opens_;
-          return std::unique_ptr<ipvs::SyncKernel>(std::make_unique<Kernel>(sim_, k_, latency));
+          return std::unique_ptr<ipvs::SyncKernel>(
+              std::make_unique<fakes::SyncKernelView>(kernel_));
         },
         [this](LogLevel l, const std::string& line) {
           log_.push_back({l, line});
@@ -137,10 +75,10 @@ class SyncSubsystemTest : public ::testing::Test {
     return *held.at(0).resource;
   }
 
-  bool runs(SyncState st) const { return k_->running.count(st) != 0; }
+  bool runs(SyncState st) const { return kernel_.daemon(st).has_value(); }
 
   fakes::SimDispatcher sim_;
-  std::shared_ptr<Kernel::State> k_ = std::make_shared<Kernel::State>();
+  fakes::FakeSyncKernel kernel_{sim_};
   std::optional<Error> open_error_;
   int opens_ = 0;
   std::vector<Line> log_;
@@ -154,7 +92,7 @@ TEST_F(SyncSubsystemTest, TheBackupRunsOnEveryDirectorFromTheStart) {
   startWith(*s);
   ASSERT_TRUE(runs(SyncState::kBackup));
   EXPECT_FALSE(runs(SyncState::kMaster));
-  const SyncDaemon& b = k_->running[SyncState::kBackup];
+  const SyncDaemon b = kernel_.daemon(SyncState::kBackup).value();
   EXPECT_EQ(b.interface, "eth1");
   EXPECT_EQ(b.sync_id, 7u);
   EXPECT_EQ(b.group.toString(), "224.0.0.81");
@@ -176,8 +114,8 @@ TEST_F(SyncSubsystemTest, EachPassReportsTheTableAndTheBackupForTheHeartbeats) {
   ASSERT_TRUE(reported_);
   EXPECT_EQ(*reported_, std::make_pair(uint64_t{420}, true));
   EXPECT_EQ(s->status()["sync"]["connections"], 420);
-  k_->running.erase(SyncState::kBackup);
-  k_->refuse_starts = 1;
+  kernel_.killDaemon(SyncState::kBackup);
+  kernel_.refuseStarts(1);
   connections_ = 421;
   sim_.advance(cfg_.ipvs.monitor_interval);
   EXPECT_EQ(*reported_, std::make_pair(uint64_t{421}, false)) << "a failback must not trust it";
@@ -209,8 +147,8 @@ TEST_F(SyncSubsystemTest, ADaemonStoppedBehindTandemsBackIsRestartedAndLogged) {
   startWith(*s);
   master(*s).start([](Result<void>) {});
   sim_.advance(50ms);
-  k_->running.erase(SyncState::kBackup);  // ipvsadm --stop-daemon backup
-  k_->running.erase(SyncState::kMaster);
+  kernel_.killDaemon(SyncState::kBackup);  // ipvsadm --stop-daemon backup
+  kernel_.killDaemon(SyncState::kMaster);
   sim_.advance(cfg_.ipvs.monitor_interval);
   EXPECT_TRUE(runs(SyncState::kBackup));
   EXPECT_TRUE(runs(SyncState::kMaster));
@@ -221,10 +159,10 @@ TEST_F(SyncSubsystemTest, ADaemonStoppedBehindTandemsBackIsRestartedAndLogged) {
             1u);
   EXPECT_EQ(count(LogLevel::kWarning, "master daemon"), 1u);
   // In place: the next passes change nothing.
-  const int starts = k_->starts;
+  const size_t starts = kernel_.starts();
   sim_.advance(cfg_.ipvs.monitor_interval * 3);
-  EXPECT_EQ(k_->starts, starts);
-  EXPECT_EQ(k_->stops, 0);
+  EXPECT_EQ(kernel_.starts(), starts);
+  EXPECT_EQ(kernel_.stops(), 0u);
 }
 
 TEST_F(SyncSubsystemTest, TheClampedMessageLengthIsNotADifference) {
@@ -232,8 +170,8 @@ TEST_F(SyncSubsystemTest, TheClampedMessageLengthIsNotADifference) {
   auto s = make();
   startWith(*s);
   sim_.advance(cfg_.ipvs.monitor_interval * 3);
-  EXPECT_EQ(k_->starts, 1);
-  EXPECT_EQ(k_->stops, 0);
+  EXPECT_EQ(kernel_.starts(), 1u);
+  EXPECT_EQ(kernel_.stops(), 0u);
 }
 
 TEST_F(SyncSubsystemTest, AReloadThatChangesTheDaemonRestartsIt) {
@@ -244,20 +182,20 @@ TEST_F(SyncSubsystemTest, AReloadThatChangesTheDaemonRestartsIt) {
   config::Config next = cfg_;
   next.sync.sync_id = 9;
   reload(*s, next);
-  EXPECT_EQ(k_->running[SyncState::kBackup].sync_id, 9u);
-  EXPECT_EQ(k_->running[SyncState::kMaster].sync_id, 9u);
-  EXPECT_EQ(k_->stops, 2);
+  EXPECT_EQ(kernel_.daemon(SyncState::kBackup)->sync_id, 9u);
+  EXPECT_EQ(kernel_.daemon(SyncState::kMaster)->sync_id, 9u);
+  EXPECT_EQ(kernel_.stops(), 2u);
   EXPECT_EQ(s->restarts(), 0u) << "tandem stopped them itself";
   // The length alone: the kernel reports what it clamped, so a reload restarts explicitly.
   next.sync.max_message_length = 1200;
   reload(*s, next);
-  EXPECT_EQ(k_->stops, 4);
-  EXPECT_EQ(k_->running[SyncState::kBackup].max_len, 1200);
+  EXPECT_EQ(kernel_.stops(), 4u);
+  EXPECT_EQ(kernel_.daemon(SyncState::kBackup)->max_len, 1200);
   // A reload that does not touch [sync] touches no daemon.
   next.ipvs.tcp_timeout = Millis(900000);
   reload(*s, next);
-  EXPECT_EQ(k_->stops, 4);
-  EXPECT_EQ(k_->starts, 6);
+  EXPECT_EQ(kernel_.stops(), 4u);
+  EXPECT_EQ(kernel_.starts(), 6u);
 }
 
 TEST_F(SyncSubsystemTest, DisablingStopsWhatTandemRanAndLeavesTheRest) {
@@ -272,14 +210,14 @@ TEST_F(SyncSubsystemTest, DisablingStopsWhatTandemRanAndLeavesTheRest) {
   EXPECT_FALSE(runs(SyncState::kMaster));
   EXPECT_TRUE(s->held().empty());
   // A daemon an operator starts by hand while sync is off stays.
-  k_->running[SyncState::kBackup] = SyncDaemon{SyncState::kBackup, "eth2", 3, 1472, {}, 0, 0};
+  kernel_.setDaemons({SyncDaemon{SyncState::kBackup, "eth2", 3, 1472, {}, 0, 0}});
   sim_.advance(cfg_.ipvs.monitor_interval * 3);
   EXPECT_TRUE(runs(SyncState::kBackup));
 }
 
 TEST_F(SyncSubsystemTest, SyncDisabledAtStartTouchesNothing) {
   cfg_.sync.enabled = false;
-  k_->running[SyncState::kMaster] = SyncDaemon{SyncState::kMaster, "eth2", 3, 1472, {}, 0, 0};
+  kernel_.setDaemons({SyncDaemon{SyncState::kMaster, "eth2", 3, 1472, {}, 0, 0}});
   auto s = make();
   startWith(*s);
   sim_.advance(cfg_.ipvs.monitor_interval * 2);
@@ -291,7 +229,7 @@ TEST_F(SyncSubsystemTest, SyncDisabledAtStartTouchesNothing) {
 TEST_F(SyncSubsystemTest, ARefusedMasterIsLoggedAndDoesNotFailTheTakeover) {
   auto s = make();
   startWith(*s);
-  k_->fail_next.push_back(Error{ErrorCode::kUnavailable, "No such device"});  // the list
+  kernel_.failNext(Error{ErrorCode::kUnavailable, "No such device"});  // the list
   std::optional<Result<void>> started;
   master(*s).start([&](Result<void> r) { started = r; });
   sim_.advance(50ms);
@@ -332,7 +270,7 @@ TEST_F(SyncSubsystemTest, RequestsDuringAPassAreServedByTheNextOne) {
   EXPECT_EQ(answered, 3);
   EXPECT_TRUE(runs(SyncState::kMaster)) << "the last request wins";
   EXPECT_TRUE(runs(SyncState::kBackup));
-  EXPECT_EQ(k_->stops, 0) << "one pass saw start-stop-start as start";
+  EXPECT_EQ(kernel_.stops(), 0u) << "one pass saw start-stop-start as start";
 }
 
 TEST_F(SyncSubsystemTest, ShutdownLeavesTheBackupRunningAndCallsNothingBack) {
