@@ -41,6 +41,9 @@ std::string_view roleName(Role r);  // "INIT", "BACKUP", "ACTIVE", "STANDBY", "F
 
 inline constexpr uint16_t kMaxHealth = 1000;
 inline constexpr size_t kHeartbeatMinBytes = 18;
+// What re-encoding an older sender's payload adds at most: an empty move (9) and the sync
+// fields (12). Decoding then encoding never grows a payload by more.
+inline constexpr size_t kHeartbeatTailBytes = 9 + 12;
 
 // One heartbeat: what the wire carries and what the election reads (election/cluster_core.h).
 struct Heartbeat {

@@ -46,8 +46,8 @@ const NodeSet& peers() {
 void checkPayloadDecoders(ByteView b) {
   if (Checked<Heartbeat> hb = decodeHeartbeat(b)) {
     auto again = encodeHeartbeat(*hb);
-    // A payload from a sender before moves lacks the 9-byte move tail; the re-encoding has it.
-    if (!again || again->size() > b.size() + 9) __builtin_trap();
+    // A payload from an older sender lacks the move and sync fields; the re-encoding has them.
+    if (!again || again->size() > b.size() + kHeartbeatTailBytes) __builtin_trap();
     Checked<Heartbeat> back = decodeHeartbeat(*again);
     if (!back || !(*back == *hb)) __builtin_trap();
   }

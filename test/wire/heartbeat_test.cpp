@@ -42,7 +42,7 @@ TEST(Heartbeat, RoundTripsLimits) {
   hb.active_view.clear();  // no active director in view
   hb.move_target.clear();  // no move in force
   Result<Bytes> b = encodeHeartbeat(hb);
-  EXPECT_EQ(b->size(), kHeartbeatMinBytes + 9 + 12);
+  EXPECT_EQ(b->size(), kHeartbeatMinBytes + kHeartbeatTailBytes);
   EXPECT_EQ(decodeHeartbeat(*b).value(), hb);
 }
 
