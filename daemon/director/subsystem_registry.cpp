@@ -63,7 +63,8 @@ std::unique_ptr<resources::Subsystem> makeSync(platform::Platform& p, const std:
                                  p.logger().sink(),
                                  [&p] { return p.wallClockMs(); },
                                  [ipvs] { return ipvs->connections(); },
-                                 std::move(sync_state)};
+                                 std::move(sync_state),
+                                 [ipvs] { return ipvs->templates(); }};
   return std::make_unique<resources::sync::SyncSubsystem>(std::move(deps), self);
 }
 

@@ -60,10 +60,11 @@
 //   "rejected_frames": {reason: count}, reason as wire::name(Rejection) (e.g. "bad_signature")
 //
 // The sync response (besides "ok": true): the "sync" object of the status (enabled, interface,
-// sync_id, group, port, connections, restarts, error, "daemons": [{"state": "backup"|"master",
-// "wanted", "running", and while running "interface", "sync_id", "group", "port", "ttl",
-// "max_message_length", "since_ms"}]), plus "failback_waiting" and "nodes": [{"name", "role",
-// "connections", "sync_backup_ms"}] as the status has them.
+// sync_id, group, port, connections and templates (this director's table), restarts, error,
+// "daemons": [{"state": "backup"|"master", "wanted", "running", and while running "interface",
+// "sync_id", "group", "port", "ttl", "max_message_length", "since_ms"}]), plus
+// "failback_waiting" and "nodes": [{"name", "role", "connections", "sync_backup_ms"}] as the
+// status has them.
 //
 // The ipvs response (besides "ok": true): the kernel's IPVS table in this director's network
 // namespace, dumped when asked, with what tandem knows of each entry. Kept on every director,

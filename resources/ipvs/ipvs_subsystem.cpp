@@ -100,6 +100,16 @@ uint64_t IpvsSubsystem::connections() const {
   return n;
 }
 
+uint64_t IpvsSubsystem::templates() const {
+  const Table* t = loop_ ? loop_->lastTable() : nullptr;
+  if (t == nullptr) return 0;
+  uint64_t n = 0;
+  for (const auto& s : t->services) {
+    for (const auto& d : s.destinations) n += d.persistent_conns;
+  }
+  return n;
+}
+
 void IpvsSubsystem::registerCommands(CommandTable& table) {
   table.add("ipvs", [this](const nlohmann::json&) { return show(); });
 }

@@ -60,6 +60,9 @@ class IpvsSubsystem final : public Subsystem {
   // servers (active + inactive; templates not included): what the heartbeats carry for a
   // sync-aware failback. 0 before the first dump.
   uint64_t connections() const;
+  // The persistence templates in the same dump (what keeps a client on its real server); 0
+  // before the first dump.
+  uint64_t templates() const;
   // The ipvs answer of protocol.h.
   [[nodiscard]] Result<nlohmann::json> show();
 

@@ -299,10 +299,13 @@ nlohmann::json SyncSubsystem::status() const {
     }
     daemons.push_back(std::move(d));
   }
-  nlohmann::json j{
-      {"enabled", sync_.enabled}, {"daemons", std::move(daemons)},
-      {"restarts", restarts_},    {"connections", deps_.connections ? deps_.connections() : 0},
-      {"error", last_error_},     {"now_ms", wallMs()}};
+  nlohmann::json j{{"enabled", sync_.enabled},
+                   {"daemons", std::move(daemons)},
+                   {"restarts", restarts_},
+                   {"connections", deps_.connections ? deps_.connections() : 0},
+                   {"templates", deps_.templates ? deps_.templates() : 0},
+                   {"error", last_error_},
+                   {"now_ms", wallMs()}};
   if (sync_.enabled) {
     j["interface"] = sync_.interface;
     j["sync_id"] = sync_.sync_id;

@@ -34,6 +34,8 @@ struct SyncDeps {
   // whether the backup daemon runs (the heartbeats' fields). Either may be unset.
   std::function<uint64_t()> connections;
   std::function<void(uint64_t connections, bool backup_running)> report;
+  // The persistence templates in the same table (the status only); may be unset.
+  std::function<uint64_t()> templates;
 };
 
 // The daemon of each state that [sync] asks for on this director: the backup always (when

@@ -283,6 +283,23 @@ TEST_F(IpvsSubsystemTest, ShowListsServicesWithNamesHealthAndCounters) {
   }
 }
 
+// What the heartbeats carry for a sync-aware failback, and the sync status's templates: the
+// counts of the last dump, never asked of the kernel when read.
+TEST_F(IpvsSubsystemTest, CountsTheConnectionsAndTemplatesOfTheLastDump) {
+  IpvsSubsystem s(deps(), "a");
+  EXPECT_EQ(s.connections(), 0u) << "nothing dumped yet";
+  s.configure(load(withWeb()), nullptr, config::ReloadDiff{});
+  sim_.advance(0ms);
+  kernel_.setConnections(kWeb, kRs1, 120, 30, 7);
+  kernel_.setConnections(kWeb, kRs2, 5, 1, 2);
+  EXPECT_EQ(s.connections(), 0u) << "the first pass's dump had none";
+  const size_t dumps = kernel_.dumps();
+  sim_.advance(2s);  // the monitor pass
+  ASSERT_GT(kernel_.dumps(), dumps);
+  EXPECT_EQ(s.connections(), 156u) << "active and inactive, templates apart";
+  EXPECT_EQ(s.templates(), 9u);
+}
+
 TEST_F(IpvsSubsystemTest, ARealServerShowsTheHealthItsCheckReported) {
   IpvsSubsystem s(deps(), "a");
   const config::Config cfg = load(withWeb() + "[virtual_server.check]\ntype = \"tcp\"\n");

@@ -182,7 +182,7 @@ class FakeIpvsKernel final : public Kernel {
       ServiceState s;
       s.service = it->second.service;
       for (auto d = it->second.dests.rbegin(); d != it->second.dests.rend(); ++d) {
-        s.destinations.push_back(DestinationState{d->second, 0, 0, 0, {}});
+        s.destinations.push_back(stateOf(it->first, d->second));
       }
       t.services.push_back(std::move(s));
     }
@@ -212,6 +212,11 @@ class FakeIpvsKernel final : public Kernel {
     before_apply_ = std::move(hook);
   }
   void failDumps(int n) { fail_dumps_ = n; }
+  // What the next dumps report of a destination's connections, as the kernel counts them.
+  void setConnections(const ServiceKey& s, const DestKey& d, uint32_t active, uint32_t inactive,
+                      uint32_t templates) {
+    counters_[{s, d}] = Counters{active, inactive, templates};
+  }
   void setKernelTimeouts(const Timeouts& t) { timeouts_ = t; }
 
   const std::vector<Op>& applied() const { return applied_; }
@@ -285,6 +290,15 @@ class FakeIpvsKernel final : public Kernel {
     Service service;
     std::map<DestKey, Destination> dests;
   };
+  struct Counters {
+    uint32_t active = 0, inactive = 0, persistent = 0;
+  };
+  DestinationState stateOf(const ServiceKey& s, const Destination& d) const {
+    auto c = counters_.find({s, d.key});
+    if (c == counters_.end()) return DestinationState{d, 0, 0, 0, {}};
+    return DestinationState{d, c->second.active, c->second.inactive, c->second.persistent, {}};
+  }
+  std::map<std::pair<ServiceKey, DestKey>, Counters> counters_;
   std::map<ServiceKey, Entry> services_;
   Timeouts timeouts_{900, 120, 300};  // the kernel's defaults
   std::vector<ErrorCode> inject_;

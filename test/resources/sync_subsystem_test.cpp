@@ -45,7 +45,8 @@ class SyncSubsystemTest : public ::testing::Test {
         },
         [this] { return static_cast<int64_t>(1000000 + sim_.now().time_since_epoch().count()); },
         [this] { return connections_; },
-        [this](uint64_t n, bool backup) { reported_ = std::make_pair(n, backup); }};
+        [this](uint64_t n, bool backup) { reported_ = std::make_pair(n, backup); },
+        [this] { return templates_; }};
     return std::make_unique<SyncSubsystem>(std::move(deps), "d1");
   }
 
@@ -84,6 +85,7 @@ class SyncSubsystemTest : public ::testing::Test {
   std::vector<Line> log_;
   config::Config cfg_;
   uint64_t connections_ = 0;
+  uint64_t templates_ = 0;
   std::optional<std::pair<uint64_t, bool>> reported_;
 };
 
@@ -109,11 +111,13 @@ TEST_F(SyncSubsystemTest, TheBackupRunsOnEveryDirectorFromTheStart) {
 
 TEST_F(SyncSubsystemTest, EachPassReportsTheTableAndTheBackupForTheHeartbeats) {
   connections_ = 420;
+  templates_ = 17;
   auto s = make();
   startWith(*s);
   ASSERT_TRUE(reported_);
   EXPECT_EQ(*reported_, std::make_pair(uint64_t{420}, true));
   EXPECT_EQ(s->status()["sync"]["connections"], 420);
+  EXPECT_EQ(s->status()["sync"]["templates"], 17) << "the status counts the templates apart";
   kernel_.killDaemon(SyncState::kBackup);
   kernel_.refuseStarts(1);
   connections_ = 421;

@@ -63,7 +63,9 @@ std::string formatSync(const json& answer) {
     nodes.push_back({textOf(n, "name"), textOf(n, "role"), numberOf(n, "connections"), backup});
   }
   out += "\n" + table(nodes, {false, false, true, false});
-  out += "\nRestarts behind tandem's back: " + numberOf(answer, "restarts") + "\n";
+  out += "\nThis director's table: " + numberOf(answer, "connections") + " connections, " +
+         numberOf(answer, "templates") + " persistence templates\n";
+  out += "Restarts behind tandem's back: " + numberOf(answer, "restarts") + "\n";
   if (auto w = answer.find("failback_waiting");
       w != answer.end() && w->is_string() && !w->get<std::string>().empty()) {
     out += "Failback: " + w->get<std::string>() + "\n";
