@@ -98,6 +98,8 @@ Actions ClusterCore::onHeartbeat(Time now, const Heartbeat& hb) {
   if (it == peers_.end() || hb.sender == config_.self) return out;
   PeerState& p = it->second;
   bool was_holding = p.holds();
+  // Heard before, then lost: across a partition it may have taken over and announced the VIPs.
+  bool was_lost = !p.alive && p.last.has_value();
   if (p.last && p.last->incarnation != hb.incarnation) {
     out.push_back({Action::Kind::kLog, "peer restarted node=" + p.name});
   }
@@ -127,7 +129,9 @@ Actions ClusterCore::onHeartbeat(Time now, const Heartbeat& hb) {
     lost_holder_.reset();
     fence_blocked_ = false;
   }
-  if (role_ == Role::kActive && was_holding && !p.holds()) {
+  // A peer that held the VIPs (or may have, while it was out of sight) and holds them no more
+  // may have pointed the neighbours' caches at itself: the ACTIVE announces them again.
+  if (role_ == Role::kActive && (was_holding || was_lost) && !p.holds()) {
     out.push_back({Action::Kind::kReannounce, p.name});
   }
   return finish(now, std::move(out));
@@ -138,16 +142,16 @@ Actions ClusterCore::onRelease(Time now, const std::string& from) {
   auto it = peers_.find(from);
   if (it == peers_.end()) return out;
   PeerState& p = it->second;
-  bool was_holding = p.holds();
   if (p.last) {
     p.last->resources_held = false;
     if (p.last->role == wire::Role::kActive) p.last->role = wire::Role::kBackup;
   }
   out.push_back({Action::Kind::kLog, "peer released node=" + from});
   if (lost_holder_ == from) lost_holder_.reset();
-  if (role_ == Role::kActive && was_holding) {
-    out.push_back({Action::Kind::kReannounce, from});
-  }
+  // Only a node that held the resources sends this. Whether or not this ACTIVE knew it held
+  // them (after a partition it did not: it had lost that peer), its announcements may have
+  // moved the neighbours' caches to it.
+  if (role_ == Role::kActive) out.push_back({Action::Kind::kReannounce, from});
   return finish(now, std::move(out));
 }
 

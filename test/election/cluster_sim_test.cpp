@@ -475,3 +475,57 @@ TEST(ClusterSim, AMembershipChangeForASilentPeerTakesOverAtOnce) {
 
 }  // namespace
 }  // namespace tandem::election
+
+namespace tandem::election {
+namespace {
+
+// A partition heals the other way round from the sim's: the peer that took over hears this
+// ACTIVE first and releases before this one ever sees it hold. Its announcements have still
+// moved the neighbours' caches (seen in the VM: a real server kept sending to the loser's MAC),
+// so the ACTIVE announces again, on the release or on the lost peer's first heartbeat.
+class ClusterCoreHeal : public ::testing::Test {
+ protected:
+  ClusterCoreHeal() : core_(config(), t0_, {}) {
+    core_.onHeartbeat(t0_, backupBeat("lb2", 1000));
+    core_.onResourcesStarted(t0_);
+  }
+  static CoreConfig config() {
+    CoreConfig cfg;
+    cfg.self = "lb1";
+    cfg.priority = 200;
+    cfg.peers = {{"lb2", 100}};
+    cfg.dead_time = 1s;
+    return cfg;
+  }
+  // lb2 is lost (the cut); returns when.
+  Time loseThePeer() {
+    Time t = t0_ + 2s;
+    core_.onTick(t);
+    return t;
+  }
+  Time t0_{};
+  ClusterCore core_;
+};
+
+TEST_F(ClusterCoreHeal, AReleaseFromAPeerLastSeenAsBackupIsAnnouncedOver) {
+  ASSERT_EQ(core_.role(), Role::kActive);
+  Time t = loseThePeer();
+  EXPECT_TRUE(has(core_.onRelease(t + 10ms, "lb2"), Action::Kind::kReannounce));
+  EXPECT_EQ(core_.role(), Role::kActive);
+}
+
+TEST_F(ClusterCoreHeal, TheFirstHeartbeatOfALostPeerIsAnnouncedOver) {
+  Time t = loseThePeer();
+  EXPECT_TRUE(has(core_.onHeartbeat(t + 10ms, backupBeat("lb2", 1000)), Action::Kind::kReannounce));
+  EXPECT_FALSE(
+      has(core_.onHeartbeat(t + 210ms, backupBeat("lb2", 1000)), Action::Kind::kReannounce))
+      << "once: the peer is in sight again";
+}
+
+TEST_F(ClusterCoreHeal, APeerNeverLostIsNoReasonToAnnounce) {
+  EXPECT_FALSE(
+      has(core_.onHeartbeat(t0_ + 200ms, backupBeat("lb2", 1000)), Action::Kind::kReannounce));
+}
+
+}  // namespace
+}  // namespace tandem::election
