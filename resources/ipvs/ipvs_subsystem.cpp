@@ -90,24 +90,24 @@ void IpvsSubsystem::onTakeover() {
   }
 }
 
-uint64_t IpvsSubsystem::connections() const {
+uint64_t IpvsSubsystem::sumOfDestinations(
+    const std::function<uint64_t(const DestinationState&)>& count) const {
   const Table* t = loop_ ? loop_->lastTable() : nullptr;
   if (t == nullptr) return 0;
   uint64_t n = 0;
   for (const auto& s : t->services) {
-    for (const auto& d : s.destinations) n += uint64_t{d.active_conns} + d.inactive_conns;
+    for (const auto& d : s.destinations) n += count(d);
   }
   return n;
 }
 
+uint64_t IpvsSubsystem::connections() const {
+  return sumOfDestinations(
+      [](const DestinationState& d) { return uint64_t{d.active_conns} + d.inactive_conns; });
+}
+
 uint64_t IpvsSubsystem::templates() const {
-  const Table* t = loop_ ? loop_->lastTable() : nullptr;
-  if (t == nullptr) return 0;
-  uint64_t n = 0;
-  for (const auto& s : t->services) {
-    for (const auto& d : s.destinations) n += d.persistent_conns;
-  }
-  return n;
+  return sumOfDestinations([](const DestinationState& d) { return d.persistent_conns; });
 }
 
 void IpvsSubsystem::registerCommands(CommandTable& table) {

@@ -77,6 +77,8 @@ class IpvsSubsystem final : public Subsystem {
                  std::optional<int> weight = std::nullopt);
 
  private:
+  // A count summed over every destination of the last dump; 0 before the first.
+  uint64_t sumOfDestinations(const std::function<uint64_t(const DestinationState&)>& count) const;
   void tryOpen();
   void checkKernelSettings(const config::Config& cfg);
   void log(LogLevel level, const std::string& line) const;
