@@ -235,7 +235,7 @@ constexpr std::string_view kAckNoService =
 constexpr std::string_view kFlush = "140000002000050075840d6b0a01401811010000";
 
 // The sync daemons, captured the same way (test/vm/tests/sync_daemons writes them to
-// $TANDEM_REPORT_DIR/vm_sync_daemons_strace.txt), on a veth sv0 with a 1500-byte MTU:
+// $TANDEM_REPORT_DIR/vm_sync_daemons_strace.log), on a veth sv0 with a 1500-byte MTU:
 //
 //   ipvsadm --start-daemon backup --mcast-interface sv0 --syncid 7 --sync-maxlen 1400
 //     --mcast-group 239.1.2.3 --mcast-port 8850 --mcast-ttl 3          # kStartBackup4
