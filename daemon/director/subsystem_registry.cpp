@@ -58,13 +58,17 @@ std::unique_ptr<resources::Subsystem> makeHealth(platform::Platform& p, const st
 std::unique_ptr<resources::Subsystem> makeSync(platform::Platform& p, const std::string& self,
                                                resources::ipvs::IpvsSubsystem* ipvs,
                                                std::function<void(uint64_t, bool)> sync_state) {
-  resources::sync::SyncDeps deps{p.dispatcher(),
-                                 [&p] { return p.openSync(); },
-                                 p.logger().sink(),
-                                 [&p] { return p.wallClockMs(); },
-                                 [ipvs] { return ipvs->connections(); },
-                                 std::move(sync_state),
-                                 [ipvs] { return ipvs->templates(); }};
+  resources::sync::SyncDeps deps{
+      p.dispatcher(),
+      [&p] { return p.openSync(); },
+      p.logger().sink(),
+      [&p] { return p.wallClockMs(); },
+      [ipvs] { return ipvs->connections(); },
+      std::move(sync_state),
+      [ipvs] { return ipvs->templates(); },
+      [&p](const resources::ipvs::SyncDaemon& backup, resources::sync::OnSyncDatagram on_datagram) {
+        return p.openSyncTap(backup, std::move(on_datagram));
+      }};
   return std::make_unique<resources::sync::SyncSubsystem>(std::move(deps), self);
 }
 

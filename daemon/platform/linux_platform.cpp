@@ -119,6 +119,11 @@ Result<std::unique_ptr<resources::ipvs::SyncKernel>> LinuxPlatform::openSync() {
   return std::unique_ptr<resources::ipvs::SyncKernel>(std::move(*k));
 }
 
+Result<std::unique_ptr<resources::sync::SyncTap>> LinuxPlatform::openSyncTap(
+    const resources::ipvs::SyncDaemon& backup, resources::sync::OnSyncDatagram on_datagram) {
+  return resources::sync::openLinuxSyncTap(*dispatcher_, backup, std::move(on_datagram));
+}
+
 std::unique_ptr<resources::health::Checker> LinuxPlatform::makeChecker(config::CheckType type) {
   return resources::health::makeLinuxChecker(type, *dispatcher_, *children_);
 }

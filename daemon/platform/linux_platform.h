@@ -43,6 +43,9 @@ class LinuxPlatform final : public Platform {
   resources::announce::PacketSocketOpener& packetSockets() override { return packet_sockets_; }
   Result<std::unique_ptr<resources::ipvs::Kernel>> openIpvs() override;
   Result<std::unique_ptr<resources::ipvs::SyncKernel>> openSync() override;
+  Result<std::unique_ptr<resources::sync::SyncTap>> openSyncTap(
+      const resources::ipvs::SyncDaemon& backup,
+      resources::sync::OnSyncDatagram on_datagram) override;
   std::unique_ptr<resources::ipvs::OwnedStore> openIpvsOwned(const std::string& state_dir) override;
   std::unique_ptr<resources::health::Checker> makeChecker(config::CheckType type) override;
   resources::sysctl::SysctlReader& sysctlReader() override { return sysctl_; }

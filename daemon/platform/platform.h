@@ -22,6 +22,7 @@
 #include "platform/logger.h"
 #include "platform/notifier.h"
 #include "process/child_runner.h"
+#include "sync/sync_tap.h"
 #include "sysctl/sysctl_access.h"
 #include "vip/address_table.h"
 
@@ -95,6 +96,9 @@ class Platform {
       const std::string& state_dir) = 0;
   // The kernel's IPVS connection-sync daemons (generic netlink, a socket of their own).
   [[nodiscard]] virtual Result<std::unique_ptr<resources::ipvs::SyncKernel>> openSync() = 0;
+  // A UDP socket beside the backup daemon, on its group: what it hears (sync_tap.h).
+  [[nodiscard]] virtual Result<std::unique_ptr<resources::sync::SyncTap>> openSyncTap(
+      const resources::ipvs::SyncDaemon& backup, resources::sync::OnSyncDatagram on_datagram) = 0;
   // Health checks: a checker of one type, for one real server (sockets or children on the
   // loop). Null for a type not built yet.
   virtual std::unique_ptr<resources::health::Checker> makeChecker(config::CheckType type) = 0;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/duration.h"
+#include "sync/sync_message.h"
 
 namespace tandem::resources::sync {
 
@@ -106,6 +107,7 @@ void SyncSubsystem::shutdown() {
   *alive_ = false;
   alive_ = std::make_shared<bool>(true);
   timer_->cancel();
+  tap_.reset();
   kernel_.reset();
   running_ = false;
   waiting_.clear();
@@ -260,6 +262,7 @@ void SyncSubsystem::passDone() {
   } else {
     timer_->cancel();
   }
+  updateTap();
   if (deps_.report) {
     deps_.report(deps_.connections ? deps_.connections() : 0, seen_[kBackup].running);
   }
@@ -274,6 +277,70 @@ void SyncSubsystem::passDone() {
   }
   if (alive.expired()) return;
   if (!running_ && !waiting_.empty()) startPass();
+}
+
+void SyncSubsystem::updateTap() {
+  const Seen& backup = seen_[kBackup];
+  if (!backup.running || !backup.daemon || !deps_.open_tap) {
+    tap_.reset();
+    tap_for_.reset();
+    tap_error_.clear();
+    return;
+  }
+  if (tap_ && tap_for_ && sameDaemon(*tap_for_, *backup.daemon)) return;
+  tap_.reset();
+  tap_for_ = *backup.daemon;
+  auto opened =
+      deps_.open_tap(*backup.daemon, [this](std::span<const uint8_t> datagram,
+                                            const IpAddress& from) { onDatagram(datagram, from); });
+  if (!opened) {
+    if (opened.error().message != tap_error_) {
+      log(LogLevel::kWarning, opened.error().message +
+                                  "; the status cannot say what the backup hears (the backup "
+                                  "itself is not affected); trying again at the next pass");
+    }
+    tap_error_ = opened.error().message;
+    return;
+  }
+  tap_error_.clear();
+  tap_ = std::move(*opened);
+}
+
+void SyncSubsystem::onDatagram(std::span<const uint8_t> datagram, const IpAddress& from) {
+  if (!tap_for_) return;
+  auto m = parseSyncMessage(datagram);
+  if (!m) {
+    ++heard_.malformed;
+    heard_.last_malformed = "from " + from.toString() + ": " + m.error().message;
+    const loop::MonoTime now = deps_.dispatcher.now();
+    // At most one line a minute: a sender of garbage on the group must not flood the journal.
+    if (!heard_.malformed_logged || now - *heard_.malformed_logged >= std::chrono::minutes(1)) {
+      heard_.malformed_logged = now;
+      log(LogLevel::kWarning, "a datagram on the sync group " +
+                                  ipvs::hostPort(syncGroupOf(*tap_for_), syncPortOf(*tap_for_)) +
+                                  " is no sync message (" + heard_.last_malformed +
+                                  "); the backup daemon drops it");
+    }
+    return;
+  }
+  if (!backupTakes(tap_for_->sync_id, *m)) {
+    ++heard_.other_id;
+    heard_.last_other_id = m->sync_id;
+    if (!heard_.other_ids_logged[m->sync_id]) {
+      heard_.other_ids_logged[m->sync_id] = true;
+      log(LogLevel::kNotice,
+          "sync messages for sync id " + std::to_string(m->sync_id) + " from " + from.toString() +
+              " reach the backup daemon on " + tap_for_->interface + ", which takes only sync id " +
+              std::to_string(tap_for_->sync_id) +
+              " and drops them: another cluster on the same group, or a [sync] sync_id that "
+              "differs between the directors");
+    }
+    return;
+  }
+  ++heard_.messages;
+  heard_.connections += m->connections;
+  heard_.last_ms = wallMs();
+  heard_.from = from;
 }
 
 void SyncSubsystem::registerCommands(CommandTable& table) {
@@ -306,6 +373,20 @@ nlohmann::json SyncSubsystem::status() const {
                    {"templates", deps_.templates ? deps_.templates() : 0},
                    {"error", last_error_},
                    {"now_ms", wallMs()}};
+  nlohmann::json heard{{"listening", tap_ != nullptr},
+                       {"messages", heard_.messages},
+                       {"connections", heard_.connections},
+                       {"last_ms", nullptr},
+                       {"from", nullptr},
+                       {"other_sync_id", heard_.other_id},
+                       {"last_other_sync_id", nullptr},
+                       {"malformed", heard_.malformed},
+                       {"last_malformed", heard_.last_malformed},
+                       {"error", tap_error_}};
+  if (heard_.last_ms != 0) heard["last_ms"] = heard_.last_ms;
+  if (heard_.from) heard["from"] = heard_.from->toString();
+  if (heard_.last_other_id) heard["last_other_sync_id"] = *heard_.last_other_id;
+  j["heard"] = std::move(heard);
   if (sync_.enabled) {
     j["interface"] = sync_.interface;
     j["sync_id"] = sync_.sync_id;

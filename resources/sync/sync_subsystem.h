@@ -15,6 +15,7 @@
 #include "core/subsystem.h"
 #include "ipvs/ipvs_model.h"
 #include "loop/dispatcher.h"
+#include "sync/sync_tap.h"
 
 // IPVS connection sync: the kernel's sync daemons, driven over generic netlink. The backup
 // daemon runs on every director, whatever its role, so a director that takes over (or returns
@@ -36,6 +37,8 @@ struct SyncDeps {
   std::function<void(uint64_t connections, bool backup_running)> report;
   // The persistence templates in the same table (the status only); may be unset.
   std::function<uint64_t()> templates;
+  // A listener beside the backup daemon (what it hears, for the status); may be unset.
+  OpenSyncTap open_tap;
 };
 
 // The daemon of each state that [sync] asks for on this director: the backup always (when
@@ -106,6 +109,10 @@ class SyncSubsystem final : public Subsystem {
     return sync_.enabled || seen_[kBackup].started_by_us || seen_[kMaster].started_by_us;
   }
   std::string describe(const ipvs::SyncDaemon& d) const;
+  // The tap follows the backup daemon the last pass saw: opened where it listens, closed
+  // when it stops; a tap that cannot open is tried again at the next pass.
+  void updateTap();
+  void onDatagram(std::span<const uint8_t> datagram, const IpAddress& from);
   int64_t wallMs() const { return deps_.wall_ms ? deps_.wall_ms() : 0; }
 
   SyncDeps deps_;
@@ -130,6 +137,23 @@ class SyncSubsystem final : public Subsystem {
   std::string last_error_;
   uint64_t passes_ = 0;
   uint64_t restarts_ = 0;
+  // What the backup daemon hears, since tandemd started.
+  struct Heard {
+    uint64_t messages = 0;  // for this backup's sync id (or any, with sync id 0)
+    uint64_t connections = 0;
+    int64_t last_ms = 0;  // 0: none yet
+    std::optional<IpAddress> from;
+    uint64_t other_id = 0;  // for another sync id: the kernel drops them
+    std::optional<uint8_t> last_other_id;
+    std::array<bool, 256> other_ids_logged{};
+    uint64_t malformed = 0;
+    std::string last_malformed;
+    std::optional<loop::MonoTime> malformed_logged;
+  };
+  std::unique_ptr<SyncTap> tap_;
+  std::optional<ipvs::SyncDaemon> tap_for_;
+  std::string tap_error_;
+  Heard heard_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -19,6 +19,7 @@
 #include "resources/fake_ipvs_kernel.h"
 #include "resources/fake_packet_socket.h"
 #include "resources/fake_sync_kernel.h"
+#include "resources/fake_sync_tap.h"
 #include "resources/fake_sysctl.h"
 
 // Whole directors in one process: a FakeWorld is the network and the Corosync ring between
@@ -427,6 +428,11 @@ class FakePlatform final : public platform::Platform {
   std::unique_ptr<resources::ipvs::OwnedStore> openIpvsOwned(const std::string&) override {
     return nullptr;
   }
+  Result<std::unique_ptr<resources::sync::SyncTap>> openSyncTap(
+      const resources::ipvs::SyncDaemon& backup,
+      resources::sync::OnSyncDatagram on_datagram) override {
+    return sync_taps_.opener()(backup, std::move(on_datagram));
+  }
   Result<std::unique_ptr<resources::ipvs::SyncKernel>> openSync() override {
     return std::unique_ptr<resources::ipvs::SyncKernel>(
         std::make_unique<JournalingSync>(sync_kernel_, [this](const std::string& w) { note(w); }));
@@ -451,6 +457,7 @@ class FakePlatform final : public platform::Platform {
   FakePacketSocketOpener& sockets() { return packet_sockets_; }
   FakeIpvsKernel& ipvsKernel() { return ipvs_kernel_; }
   FakeSyncKernel& syncKernel() { return sync_kernel_; }
+  FakeSyncTaps& syncTaps() { return sync_taps_; }
   FakeWorld::Link* link() { return link_; }
   const std::string& node() const { return node_; }
 
@@ -476,6 +483,7 @@ class FakePlatform final : public platform::Platform {
   JournalingOpener journaling_opener_;
   FakeIpvsKernel ipvs_kernel_;
   FakeSyncKernel sync_kernel_{dispatcher_};
+  FakeSyncTaps sync_taps_;
   FakeSysctl sysctl_;
   FakeWorld::Link* link_ = nullptr;
   uint16_t randoms_ = 0;

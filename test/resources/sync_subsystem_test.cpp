@@ -9,6 +9,8 @@
 #include "config/config_diff.h"
 #include "fakes/sim_dispatcher.h"
 #include "resources/fake_sync_kernel.h"
+#include "resources/fake_sync_tap.h"
+#include "sync/sync_message.h"
 
 namespace tandem::resources::sync {
 namespace {
@@ -46,7 +48,8 @@ class SyncSubsystemTest : public ::testing::Test {
         [this] { return static_cast<int64_t>(1000000 + sim_.now().time_since_epoch().count()); },
         [this] { return connections_; },
         [this](uint64_t n, bool backup) { reported_ = std::make_pair(n, backup); },
-        [this] { return templates_; }};
+        [this] { return templates_; },
+        taps_.opener()};
     return std::make_unique<SyncSubsystem>(std::move(deps), "d1");
   }
 
@@ -87,6 +90,8 @@ class SyncSubsystemTest : public ::testing::Test {
   uint64_t connections_ = 0;
   uint64_t templates_ = 0;
   std::optional<std::pair<uint64_t, bool>> reported_;
+  fakes::FakeSyncTaps taps_;
+  const IpAddress peer_ = *IpAddress::parse("198.51.100.2");
 };
 
 TEST_F(SyncSubsystemTest, TheBackupRunsOnEveryDirectorFromTheStart) {
@@ -290,6 +295,152 @@ TEST_F(SyncSubsystemTest, ShutdownLeavesTheBackupRunningAndCallsNothingBack) {
   EXPECT_TRUE(runs(SyncState::kBackup));
   s.reset();
   sim_.advance(cfg_.ipvs.monitor_interval * 2);
+}
+
+namespace heard {
+
+TEST(SyncMessage, VersionOneHeaderGivesItsSyncIdAndConnections) {
+  auto m = parseSyncMessage(fakes::syncMessageV1(7, 42, 1200));
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->version, 1);
+  EXPECT_EQ(m->sync_id, 7);
+  EXPECT_EQ(m->size, 1200);
+  EXPECT_EQ(m->connections, 42);
+}
+
+TEST(SyncMessage, AnythingElseOfFourBytesIsVersionZero) {
+  // nr_conns 3, sync id 5, size 4.
+  auto m = parseSyncMessage(std::vector<uint8_t>{3, 5, 0, 4});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->version, 0);
+  EXPECT_EQ(m->sync_id, 5);
+  EXPECT_EQ(m->connections, 3);
+  // A version 1 header with a non-zero spare is what the kernel reads as version 0 too.
+  auto v1 = fakes::syncMessageV1(7, 42);
+  v1[7] = 1;
+  auto m0 = parseSyncMessage(v1);
+  ASSERT_TRUE(m0);
+  EXPECT_EQ(m0->version, 0);
+  EXPECT_EQ(m0->connections, 0) << "byte 0, the reserved field, is version 0's count";
+}
+
+TEST(SyncMessage, ShortOrMissizedDatagramsAreNamed) {
+  auto shortOne = parseSyncMessage(std::vector<uint8_t>{0, 7, 0});
+  ASSERT_FALSE(shortOne);
+  EXPECT_EQ(shortOne.error().message, "3-byte datagram, shorter than a sync message header");
+  auto missized = fakes::syncMessageV1(7, 1, 100);
+  missized.resize(60);
+  auto m = parseSyncMessage(missized);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().message, "60-byte datagram declares 100 bytes");
+}
+
+TEST(SyncMessage, ABackupWithSyncIdZeroTakesEveryMessage) {
+  SyncMessage m;
+  m.sync_id = 9;
+  EXPECT_TRUE(backupTakes(0, m));
+  EXPECT_TRUE(backupTakes(9, m));
+  EXPECT_FALSE(backupTakes(7, m));
+}
+
+}  // namespace heard
+
+TEST_F(SyncSubsystemTest, TheTapListensWhereTheBackupListensAndCountsWhatItHears) {
+  auto s = make();
+  EXPECT_FALSE(taps_.listening());
+  startWith(*s);
+  ASSERT_TRUE(taps_.listening());
+  EXPECT_EQ(*taps_.where, kernel_.daemon(SyncState::kBackup).value());
+  auto heardNow = [&] { return s->status()["sync"]["heard"]; };
+  EXPECT_EQ(heardNow()["listening"], true);
+  EXPECT_EQ(heardNow()["messages"], 0);
+  EXPECT_TRUE(heardNow()["last_ms"].is_null()) << "nothing heard yet";
+  sim_.advance(200ms);
+  const int64_t at = static_cast<int64_t>(1000000 + sim_.now().time_since_epoch().count());
+  for (uint8_t n : {5, 6, 7}) ASSERT_TRUE(taps_.deliver(fakes::syncMessageV1(7, n, 400), peer_));
+  const auto h = heardNow();
+  EXPECT_EQ(h["messages"], 3);
+  EXPECT_EQ(h["connections"], 18);
+  EXPECT_EQ(h["from"], "198.51.100.2");
+  EXPECT_EQ(h["last_ms"], at);
+  EXPECT_EQ(h["other_sync_id"], 0);
+  EXPECT_EQ(h["malformed"], 0);
+  // The passes that follow keep the same socket.
+  sim_.advance(cfg_.ipvs.monitor_interval * 3);
+  EXPECT_EQ(taps_.opens, 1);
+}
+
+TEST_F(SyncSubsystemTest, MessagesForAnotherSyncIdAreCountedApartAndNamedOnce) {
+  auto s = make();
+  startWith(*s);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(taps_.deliver(fakes::syncMessageV1(9, 4), peer_));
+  const auto h = s->status()["sync"]["heard"];
+  EXPECT_EQ(h["messages"], 0) << "the kernel drops them: they are not what the backup heard";
+  EXPECT_EQ(h["other_sync_id"], 3);
+  EXPECT_EQ(h["last_other_sync_id"], 9);
+  EXPECT_EQ(count(LogLevel::kNotice,
+                  "sync messages for sync id 9 from 198.51.100.2 reach the backup daemon on "
+                  "eth1, which takes only sync id 7 and drops them"),
+            1u);
+  // Another id is named once too.
+  ASSERT_TRUE(taps_.deliver(fakes::syncMessageV1(11, 4), peer_));
+  EXPECT_EQ(count(LogLevel::kNotice, "sync messages for sync id"), 2u);
+}
+
+TEST_F(SyncSubsystemTest, GarbageOnTheGroupIsCountedAndLoggedAtMostOnceAMinute) {
+  auto s = make();
+  startWith(*s);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(taps_.deliver({1, 2, 3}, peer_));
+  auto h = s->status()["sync"]["heard"];
+  EXPECT_EQ(h["malformed"], 5);
+  EXPECT_EQ(h["last_malformed"],
+            "from 198.51.100.2: 3-byte datagram, shorter than a sync message header");
+  EXPECT_EQ(count(LogLevel::kWarning, "is no sync message"), 1u);
+  sim_.advance(std::chrono::minutes(1));
+  ASSERT_TRUE(taps_.deliver({1, 2, 3}, peer_));
+  EXPECT_EQ(count(LogLevel::kWarning, "is no sync message"), 2u);
+  EXPECT_EQ(s->status()["sync"]["heard"]["messages"], 0);
+}
+
+TEST_F(SyncSubsystemTest, TheTapFollowsTheBackupThroughReloads) {
+  auto s = make();
+  startWith(*s);
+  config::Config next = cfg_;
+  next.sync.sync_id = 9;
+  reload(*s, next);
+  ASSERT_TRUE(taps_.listening());
+  EXPECT_EQ(taps_.opens, 2);
+  EXPECT_EQ(taps_.where->sync_id, 9u);
+  ASSERT_TRUE(taps_.deliver(fakes::syncMessageV1(9, 2), peer_));
+  EXPECT_EQ(s->status()["sync"]["heard"]["messages"], 1);
+  next.sync.enabled = false;
+  reload(*s, next);
+  EXPECT_FALSE(taps_.listening()) << "no backup, nothing to listen beside";
+  EXPECT_EQ(s->status()["sync"]["heard"]["listening"], false);
+  EXPECT_EQ(s->status()["sync"]["heard"]["messages"], 1) << "what was heard stays counted";
+}
+
+TEST_F(SyncSubsystemTest, ATapThatCannotOpenIsOneWarningAndTriedAgainEachPass) {
+  taps_.fail_open = Error{ErrorCode::kIo, "cannot listen beside the sync backup daemon"};
+  auto s = make();
+  startWith(*s);
+  sim_.advance(cfg_.ipvs.monitor_interval * 2);
+  EXPECT_GE(taps_.opens, 3);
+  EXPECT_EQ(count(LogLevel::kWarning, "the backup itself is not affected"), 1u);
+  EXPECT_EQ(s->status()["sync"]["heard"]["error"], "cannot listen beside the sync backup daemon");
+  EXPECT_TRUE(runs(SyncState::kBackup));
+  taps_.fail_open.reset();
+  sim_.advance(cfg_.ipvs.monitor_interval);
+  EXPECT_TRUE(taps_.listening());
+  EXPECT_EQ(s->status()["sync"]["heard"]["error"], "");
+}
+
+TEST_F(SyncSubsystemTest, ShutdownClosesTheTap) {
+  auto s = make();
+  startWith(*s);
+  ASSERT_TRUE(taps_.listening());
+  s->shutdown();
+  EXPECT_FALSE(taps_.listening());
 }
 
 }  // namespace

@@ -29,6 +29,41 @@ std::string sinceOf(const json& d, const json& answer) {
   return formatAge(now->get<int64_t>() - since->get<int64_t>()) + " ago";
 }
 
+// What the backup daemon heard (the "heard" object; absent from an older tandemd).
+std::string heardLines(const json& answer) {
+  auto h = answer.find("heard");
+  if (h == answer.end() || !h->is_object()) return "";
+  std::string out = "Backup heard: ";
+  const std::string error = h->value("error", "");
+  if (!error.empty()) {
+    out += "? (" + error + ")\n";
+  } else if (!h->value("listening", false) && h->value("messages", 0) == 0) {
+    out += "- (no backup daemon runs)\n";
+  } else if (h->value("messages", 0) == 0) {
+    out += "no sync message yet\n";
+  } else {
+    out += numberOf(*h, "messages") + " sync messages, " + numberOf(*h, "connections") +
+           " connection updates";
+    auto last = h->find("last_ms");
+    auto now = answer.find("now_ms");
+    if (last != h->end() && last->is_number_integer() && now != answer.end() &&
+        now->is_number_integer()) {
+      out += "; the last " + formatAge(now->get<int64_t>() - last->get<int64_t>()) + " ago from " +
+             textOf(*h, "from");
+    }
+    out += "\n";
+  }
+  if (h->value("other_sync_id", 0) > 0) {
+    out += "  dropped for another sync id: " + numberOf(*h, "other_sync_id") +
+           " (the last for sync id " + numberOf(*h, "last_other_sync_id") + ")\n";
+  }
+  if (h->value("malformed", 0) > 0) {
+    out += "  not sync messages: " + numberOf(*h, "malformed") + " (the last " +
+           textOf(*h, "last_malformed") + ")\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string formatSync(const json& answer) {
@@ -65,6 +100,7 @@ std::string formatSync(const json& answer) {
   out += "\n" + table(nodes, {false, false, true, false});
   out += "\nThis director's table: " + numberOf(answer, "connections") + " connections, " +
          numberOf(answer, "templates") + " persistence templates\n";
+  out += heardLines(answer);
   out += "Restarts behind tandem's back: " + numberOf(answer, "restarts") + "\n";
   if (auto w = answer.find("failback_waiting");
       w != answer.end() && w->is_string() && !w->get<std::string>().empty()) {
