@@ -1,6 +1,5 @@
 #include "health/probe_socket.h"
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -10,24 +9,6 @@
 #include "health/reasons.h"
 
 namespace tandem::resources::health {
-
-SocketAddress toSocketAddress(const IpAddress& address, uint16_t port) {
-  SocketAddress sa;
-  if (address.family == Family::kInet) {
-    auto* in = reinterpret_cast<sockaddr_in*>(&sa.storage);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(port);
-    std::memcpy(&in->sin_addr, address.bytes.data(), 4);
-    sa.length = sizeof(sockaddr_in);
-  } else {
-    auto* in6 = reinterpret_cast<sockaddr_in6*>(&sa.storage);
-    in6->sin6_family = AF_INET6;
-    in6->sin6_port = htons(port);
-    std::memcpy(&in6->sin6_addr, address.bytes.data(), 16);
-    sa.length = sizeof(sockaddr_in6);
-  }
-  return sa;
-}
 
 int openProbeSocket(const ProbeTarget& target, int type, std::string& reason) {
   const int family = target.address.address.family == Family::kInet ? AF_INET : AF_INET6;

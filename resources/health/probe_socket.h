@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/ip_address.h"
+#include "common/socket_address.h"
 #include "health/checker.h"
 
 // The socket a probe opens to its real server: non-blocking, close-on-exec, bound to the check's
@@ -14,13 +15,8 @@
 // touched.
 namespace tandem::resources::health {
 
-struct SocketAddress {
-  sockaddr_storage storage{};
-  socklen_t length = 0;
-  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage); }
-};
-
-SocketAddress toSocketAddress(const IpAddress& address, uint16_t port);
+using tandem::SocketAddress;
+using tandem::toSocketAddress;
 
 // A socket of `type` (SOCK_STREAM, SOCK_DGRAM) for probing target.address, bound to
 // target.check.source_address if set. On failure: -1, and `reason` says why in an operator's

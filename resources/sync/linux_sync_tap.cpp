@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/socket_address.h"
 #include "sync/sync_tap.h"
 
 namespace tandem::resources::sync {
@@ -49,13 +50,7 @@ class LinuxSyncTap final : public SyncTap {
       const ssize_t got = ::recvfrom(fd_, buffer_.data(), buffer_.size(), MSG_TRUNC,
                                      reinterpret_cast<sockaddr*>(&from), &from_len);
       if (got < 0) return;  // EAGAIN; any other error shows again on the next read
-      IpAddress sender;
-      if (from.ss_family == AF_INET6) {
-        sender.family = Family::kInet6;
-        std::memcpy(sender.bytes.data(), &reinterpret_cast<sockaddr_in6*>(&from)->sin6_addr, 16);
-      } else {
-        std::memcpy(sender.bytes.data(), &reinterpret_cast<sockaddr_in*>(&from)->sin_addr, 4);
-      }
+      const IpAddress sender = fromSocketAddress(from);
       // MSG_TRUNC returns the datagram's real length: one longer than the buffer is reported
       // at that length, and the parser finds it malformed.
       const size_t n = std::min(static_cast<size_t>(got), buffer_.size());
@@ -110,15 +105,11 @@ Result<std::unique_ptr<SyncTap>> openLinuxSyncTap(loop::Dispatcher& dispatcher,
                    static_cast<socklen_t>(backup.interface.size())) != 0) {
     return closeWith(errno, "SO_BINDTODEVICE");
   }
+  SocketAddress sa = toSocketAddress(group, port);
+  // A link-local group (ff02::/16) is only a group on one interface.
+  if (v6) reinterpret_cast<sockaddr_in6*>(sa.get())->sin6_scope_id = ifindex;
+  if (::bind(fd, sa.get(), sa.length) != 0) return closeWith(errno, "bind");
   if (v6) {
-    sockaddr_in6 sa{};
-    sa.sin6_family = AF_INET6;
-    sa.sin6_port = htons(port);
-    std::memcpy(&sa.sin6_addr, group.bytes.data(), 16);
-    sa.sin6_scope_id = ifindex;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-      return closeWith(errno, "bind");
-    }
     ipv6_mreq mreq{};
     std::memcpy(&mreq.ipv6mr_multiaddr, group.bytes.data(), 16);
     mreq.ipv6mr_interface = ifindex;
@@ -126,13 +117,6 @@ Result<std::unique_ptr<SyncTap>> openLinuxSyncTap(loop::Dispatcher& dispatcher,
       return closeWith(errno, "IPV6_ADD_MEMBERSHIP");
     }
   } else {
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(port);
-    std::memcpy(&sa.sin_addr, group.bytes.data(), 4);
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-      return closeWith(errno, "bind");
-    }
     ip_mreqn mreq{};
     std::memcpy(&mreq.imr_multiaddr, group.bytes.data(), 4);
     mreq.imr_ifindex = static_cast<int>(ifindex);
