@@ -449,9 +449,7 @@ void ClusterNode::setServiceHealth(int permille) {
   pushHealth();
 }
 
-void ClusterNode::setSyncState(uint64_t connections, bool backup_running) {
-  handle(core_.onSyncState(now(), connections, backup_running));
-}
+void ClusterNode::setSyncState(const SyncReport& sync) { handle(core_.onSyncState(now(), sync)); }
 
 void ClusterNode::pushHealth() {
   // 0 while the tiebreaker fails (not eligible); otherwise what the real-server checks see.

@@ -11,6 +11,7 @@
 #include "cluster/frame_link.h"
 #include "common/log.h"
 #include "common/state_files.h"
+#include "common/sync_report.h"
 #include "config/config.h"
 #include "config/file_system.h"
 #include "core/resource_chain.h"
@@ -85,7 +86,7 @@ class ClusterNode final : public corosync::GroupBusListener {
   // checks; election::kHealthNoRealServer when none is up): the Health it advertises.
   void setServiceHealth(int permille);
   // Connection sync on this director (ClusterCore::onSyncState): carried in every heartbeat.
-  void setSyncState(uint64_t connections, bool backup_running);
+  void setSyncState(const SyncReport& sync);
 
   election::CoreStatus status() const;
   // The resources in chain order: [{"name", "present", ...describe()}], for `tandem status`.

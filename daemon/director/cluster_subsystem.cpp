@@ -76,7 +76,7 @@ Result<void> ClusterSubsystem::start() {
   if (!node) return fail(node.error());
   node_ = std::move(*node);
   if (service_health_ != 1000) node_->setServiceHealth(service_health_);
-  if (sync_state_) node_->setSyncState(sync_state_->first, sync_state_->second);
+  if (sync_state_) node_->setSyncState(*sync_state_);
   auto q = platform_.watchQuorum(*this);
   if (q) {
     quorum_ = std::move(*q);
@@ -150,9 +150,9 @@ void ClusterSubsystem::registerCommands(resources::CommandTable& table) {
   });
 }
 
-void ClusterSubsystem::setSyncState(uint64_t connections, bool backup_running) {
-  sync_state_ = std::make_pair(connections, backup_running);
-  if (node_) node_->setSyncState(connections, backup_running);
+void ClusterSubsystem::setSyncState(const SyncReport& sync) {
+  sync_state_ = sync;
+  if (node_) node_->setSyncState(sync);
 }
 
 void ClusterSubsystem::setServiceHealth(int permille) {

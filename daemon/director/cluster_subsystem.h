@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cluster/cluster_node.h"
+#include "common/sync_report.h"
 #include "core/state_file_resource.h"
 #include "core/subsystem.h"
 #include "platform/platform.h"
@@ -37,7 +38,7 @@ class ClusterSubsystem final : public resources::Subsystem, private corosync::Qu
   // What the health checks see (ClusterNode::setServiceHealth); kept until the node starts.
   void setServiceHealth(int permille);
   // Connection sync on this director (ClusterNode::setSyncState); kept until the node starts.
-  void setSyncState(uint64_t connections, bool backup_running);
+  void setSyncState(const SyncReport& sync);
   // Null before start().
   cluster::ClusterNode* node() { return node_.get(); }
   const std::string& self() const { return self_; }
@@ -53,7 +54,7 @@ class ClusterSubsystem final : public resources::Subsystem, private corosync::Qu
   std::optional<config::Config> config_;
   std::optional<wire::KeyRing> prepared_keys_;
   int service_health_ = 1000;
-  std::optional<std::pair<uint64_t, bool>> sync_state_;
+  std::optional<SyncReport> sync_state_;
   resources::ResourceChain::List resources_;
   std::shared_ptr<resources::StateFileResource> holder_;
   std::unique_ptr<cluster::ClusterNode> node_;

@@ -88,9 +88,7 @@ Result<void> Director::start() {
                                                   [this](election::Role r) { onRole(r); });
     SubsystemLinks links;
     links.service_health = [this](int permille) { cluster_->setServiceHealth(permille); };
-    links.sync_state = [this](uint64_t connections, bool backup_running) {
-      cluster_->setSyncState(connections, backup_running);
-    };
+    links.sync_state = [this](const SyncReport& sync) { cluster_->setSyncState(sync); };
     subsystems_ = buildSubsystems(platform_, options_.node_name, std::move(links));
   }
   Result<void> prepared = prepareAll(nullptr);
@@ -336,7 +334,9 @@ Result<nlohmann::json> Director::sync() {
     nodes.push_back({{"name", n.value("name", "")},
                      {"role", n.value("role", "")},
                      {"connections", n.value("connections", uint64_t{0})},
-                     {"sync_backup_ms", n.value("sync_backup_ms", int64_t{0})}});
+                     {"sync_backup_ms", n.value("sync_backup_ms", int64_t{0})},
+                     {"templates", n.value("templates", uint64_t{0})},
+                     {"sync_heard_ms", n.value("sync_heard_ms", nlohmann::json(nullptr))}});
   }
   (*answer)["nodes"] = std::move(nodes);
   (*answer)["failback_waiting"] = st.value("failback_waiting", "");

@@ -57,15 +57,15 @@ std::unique_ptr<resources::Subsystem> makeHealth(platform::Platform& p, const st
 // tells the cluster the connection table's size for a sync-aware failback.
 std::unique_ptr<resources::Subsystem> makeSync(platform::Platform& p, const std::string& self,
                                                resources::ipvs::IpvsSubsystem* ipvs,
-                                               std::function<void(uint64_t, bool)> sync_state) {
+                                               std::function<void(const SyncReport&)> sync_state) {
   resources::sync::SyncDeps deps{
       p.dispatcher(),
       [&p] { return p.openSync(); },
       p.logger().sink(),
       [&p] { return p.wallClockMs(); },
       [ipvs] { return ipvs->connections(); },
-      std::move(sync_state),
       [ipvs] { return ipvs->templates(); },
+      std::move(sync_state),
       [&p](const resources::ipvs::SyncDaemon& backup, resources::sync::OnSyncDatagram on_datagram) {
         return p.openSyncTap(backup, std::move(on_datagram));
       }};

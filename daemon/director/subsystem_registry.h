@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/sync_report.h"
 #include "core/subsystem.h"
 #include "platform/platform.h"
 
@@ -17,9 +18,8 @@ namespace tandem::director {
 struct SubsystemLinks {
   // The share of healthy real servers, per mille (ClusterNode::setServiceHealth).
   std::function<void(int permille)> service_health;
-  // This director's connection table and whether its sync backup daemon runs
-  // (ClusterNode::setSyncState).
-  std::function<void(uint64_t connections, bool backup_running)> sync_state;
+  // Connection sync on this director after each pass (ClusterNode::setSyncState).
+  std::function<void(const SyncReport&)> sync_state;
 };
 
 std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Platform& platform,

@@ -212,11 +212,14 @@ Actions ClusterCore::onLocalHealth(Time now, int health, bool tiebreaker_ok) {
   return finish(now, std::move(out));
 }
 
-Actions ClusterCore::onSyncState(Time now, uint64_t connections, bool backup_running) {
+Actions ClusterCore::onSyncState(Time now, const SyncReport& sync) {
   Actions out;
-  connections_ = connections;
-  if (backup_running && !sync_backup_since_) sync_backup_since_ = now;
-  if (!backup_running) sync_backup_since_.reset();
+  connections_ = sync.connections;
+  templates_ = sync.templates;
+  if (sync.backup_running && !sync_backup_since_) sync_backup_since_ = now;
+  if (!sync.backup_running) sync_backup_since_.reset();
+  sync_heard_at_.reset();
+  if (sync.heard_ago_ms) sync_heard_at_ = now - Millis(std::max<int64_t>(0, *sync.heard_ago_ms));
   return finish(now, std::move(out));
 }
 
@@ -561,6 +564,11 @@ Heartbeat ClusterCore::heartbeat() const {
     const auto ran = std::max<int64_t>(0, msBetween(*sync_backup_since_, now_hint_));
     hb.sync_backup_ms = static_cast<uint32_t>(std::min<int64_t>(ran, UINT32_MAX));
   }
+  hb.templates = templates_;
+  if (sync_heard_at_) {
+    const auto ago = std::max<int64_t>(0, msBetween(*sync_heard_at_, now_hint_));
+    hb.sync_heard_ms = static_cast<uint32_t>(std::min<int64_t>(ago, wire::kSyncNeverHeard - 1));
+  }
   return hb;
 }
 
@@ -616,7 +624,11 @@ CoreStatus ClusterCore::status(Time now) const {
                              standby_,
                              {},
                              connections_,
-                             steadyFor(sync_backup_since_, now).count()});
+                             steadyFor(sync_backup_since_, now).count(),
+                             templates_,
+                             {}});
+  if (sync_heard_at_)
+    s.nodes.back().sync_heard_ms = std::max<int64_t>(0, msBetween(*sync_heard_at_, now));
   for (const auto& [name, p] : peers_) {
     NodeView v;
     v.name = name;
@@ -628,6 +640,9 @@ CoreStatus ClusterCore::status(Time now) const {
       v.last_heartbeat_ms = msBetween(p.last_heard, now);
       v.connections = p.last->connections;
       v.sync_backup_ms = p.last->sync_backup_ms;
+      v.templates = p.last->templates;
+      // its age when sent, plus the time since: how long ago at `now`
+      if (p.last->sync_heard_ms) v.sync_heard_ms = *p.last->sync_heard_ms + *v.last_heartbeat_ms;
     }
     s.nodes.push_back(v);
   }

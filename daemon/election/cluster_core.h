@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/sync_report.h"
 #include "election/election.h"
 #include "election/peer_state.h"
 #include "election/role_machine.h"
@@ -61,6 +62,8 @@ struct NodeView {
   std::optional<int64_t> last_heartbeat_ms;  // ago; nullopt for self and never-heard peers
   uint64_t connections = 0;                  // its IPVS connection table, as reported
   int64_t sync_backup_ms = 0;                // its sync backup daemon has run for (0: none)
+  uint64_t templates = 0;                    // its persistence templates, as reported
+  std::optional<int64_t> sync_heard_ms;      // its backup last heard a sync message, ago
 };
 
 struct CoreStatus {
@@ -90,8 +93,9 @@ class ClusterCore {
   Actions onQuorum(Time now, bool quorate);
   Actions onLocalHealth(Time now, int health, bool tiebreaker_ok);
   // Connection sync on this node: its connection table's entries, and whether its sync backup
-  // daemon runs (what a sync-aware failback waits for; sent in every heartbeat).
-  Actions onSyncState(Time now, uint64_t connections, bool backup_running);
+  // daemon runs (what a sync-aware failback waits for), its templates and when its backup last
+  // heard the master (shown per node); all sent in every heartbeat.
+  Actions onSyncState(Time now, const SyncReport& sync);
   Actions onStandby(Time now, bool standby);
   // An operator's move (target empty: clear it). generation orders concurrent requests; the
   // shell passes the wall clock in ms.
@@ -140,7 +144,9 @@ class ClusterCore {
   std::optional<Time> backup_since_;
   Time health_side_since_;  // health_ last crossed kHealthNoRealServer at
   uint64_t connections_ = 0;
+  uint64_t templates_ = 0;
   std::optional<Time> sync_backup_since_;  // the sync backup daemon runs since
+  std::optional<Time> sync_heard_at_;      // its backup daemon last heard a sync message at
   std::string failback_waiting_;           // the last election's Decision::waiting
   std::string logged_waiting_;
   std::string move_target_;

@@ -55,7 +55,9 @@
 //   "nodes":           [{"name": string, "role": string, "priority": int,
 //                        "health": int (per-mille), "standby": bool,
 //                        "last_heartbeat_ms": int or null (null for self and never-heard),
-//                        "connections": unsigned, "sync_backup_ms": unsigned (its heartbeats)}]
+//                        "connections": unsigned, "sync_backup_ms": unsigned,
+//                        "templates": unsigned, "sync_heard_ms": int or null (how long ago its
+//                        backup daemon last heard a sync message; null: never) (its heartbeats)}]
 //   "accepted_frames": unsigned, heartbeat frames accepted
 //   "rejected_frames": {reason: count}, reason as wire::name(Rejection) (e.g. "bad_signature")
 //
@@ -63,8 +65,8 @@
 // sync_id, group, port, connections and templates (this director's table), restarts, error,
 // "daemons": [{"state": "backup"|"master", "wanted", "running", and while running "interface",
 // "sync_id", "group", "port", "ttl", "max_message_length", "since_ms"}]), plus
-// "failback_waiting" and "nodes": [{"name", "role", "connections", "sync_backup_ms"}] as the
-// status has them.
+// "failback_waiting" and "nodes": [{"name", "role", "connections", "sync_backup_ms",
+// "templates", "sync_heard_ms"}] as the status has them.
 //
 // The ipvs response (besides "ok": true): the kernel's IPVS table in this director's network
 // namespace, dumped when asked, with what tandem knows of each entry. Kept on every director,

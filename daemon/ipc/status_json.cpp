@@ -15,7 +15,9 @@ nlohmann::json statusJson(const std::string& cluster, const election::CoreStatus
          {"standby", n.standby},
          {"last_heartbeat_ms", n.last_heartbeat_ms ? json(*n.last_heartbeat_ms) : json(nullptr)},
          {"connections", n.connections},
-         {"sync_backup_ms", n.sync_backup_ms}});
+         {"sync_backup_ms", n.sync_backup_ms},
+         {"templates", n.templates},
+         {"sync_heard_ms", n.sync_heard_ms ? json(*n.sync_heard_ms) : json(nullptr)}});
   }
   json rejected = json::object();
   for (const auto& [reason, count] : frames.rejected) rejected[reason] = count;

@@ -1,5 +1,7 @@
 #include "wire/heartbeat.h"
 
+#include <algorithm>
+
 #include "wire/frame.h"
 
 namespace tandem::wire {
@@ -65,6 +67,8 @@ Result<Bytes> encodeHeartbeat(const Heartbeat& hb) {
   w.bytes(asBytes(hb.move_target));
   w.u64(hb.connections);
   w.u32(hb.sync_backup_ms);
+  w.u64(hb.templates);
+  w.u32(hb.sync_heard_ms ? std::min(*hb.sync_heard_ms, kSyncNeverHeard - 1) : kSyncNeverHeard);
   return std::move(w).take();
 }
 
@@ -99,6 +103,12 @@ Checked<Heartbeat> decodeHeartbeat(ByteView payload) {
     hb.connections = r.u64();
     hb.sync_backup_ms = r.u32();
     if (!r.ok()) return Rejection::kBadPayload;
+  }
+  if (r.remaining() > 0) {
+    hb.templates = r.u64();
+    const uint32_t heard = r.u32();
+    if (!r.ok()) return Rejection::kBadPayload;
+    if (heard != kSyncNeverHeard) hb.sync_heard_ms = heard;
   }
   // Whatever follows is from a newer sender; it is not ours to judge.
   return hb;

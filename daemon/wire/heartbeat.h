@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,10 +30,15 @@
 //   35+V+M     4  sync backup ms: how long its IPVS sync backup daemon has run without a
 //                 break, saturating (0: none runs); with connections, what a sync-aware
 //                 failback waits for
-//   39+V+M     -  nothing yet; a decoder ignores bytes past what it knows, so fields can be
+//   39+V+M     8  templates: the persistence templates in the same table
+//   47+V+M     4  sync heard ms: how long before this heartbeat its backup daemon last heard a
+//                 sync message for its sync id, saturating; 0xffffffff: none heard (or no
+//                 backup daemon). With templates, what `tandem sync status` shows per node
+//   51+V+M     -  nothing yet; a decoder ignores bytes past what it knows, so fields can be
 //                 added at the end without a version bump. A payload shorter than 18+V is
 //                 rejected; one that ends at 18+V (an older sender) has no move, one that ends
-//                 at 27+V+M none of the sync fields (read as 0).
+//                 at 27+V+M none of the sync fields (read as 0), one that ends at 39+V+M no
+//                 templates (0) and no heard age (none).
 namespace tandem::wire {
 
 enum class Role : uint8_t { kInit = 0, kBackup = 1, kActive = 2, kStandby = 3, kFault = 4 };
@@ -41,9 +47,12 @@ std::string_view roleName(Role r);  // "INIT", "BACKUP", "ACTIVE", "STANDBY", "F
 
 inline constexpr uint16_t kMaxHealth = 1000;
 inline constexpr size_t kHeartbeatMinBytes = 18;
-// What re-encoding an older sender's payload adds at most: an empty move (9) and the sync
-// fields (12). Decoding then encoding never grows a payload by more.
-inline constexpr size_t kHeartbeatTailBytes = 9 + 12;
+// What re-encoding an older sender's payload adds at most: an empty move (9), the sync
+// fields (12) and the sync detail (12). Decoding then encoding never grows a payload by more.
+inline constexpr size_t kHeartbeatTailBytes = 9 + 12 + 12;
+// The sync detail's size: what a sender before it did not write.
+inline constexpr size_t kHeartbeatSyncDetailBytes = 12;
+inline constexpr uint32_t kSyncNeverHeard = 0xffffffff;
 
 // One heartbeat: what the wire carries and what the election reads (election/cluster_core.h).
 struct Heartbeat {
@@ -66,6 +75,8 @@ struct Heartbeat {
   std::string move_target;
   uint64_t connections = 0;
   uint32_t sync_backup_ms = 0;
+  uint64_t templates = 0;
+  std::optional<uint32_t> sync_heard_ms;  // nullopt: none heard; at most kSyncNeverHeard - 1
 
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };

@@ -263,9 +263,7 @@ void SyncSubsystem::passDone() {
     timer_->cancel();
   }
   updateTap();
-  if (deps_.report) {
-    deps_.report(deps_.connections ? deps_.connections() : 0, seen_[kBackup].running);
-  }
+  report();
   Result<void> result;
   if (!pass_error_.empty()) result = fail(ErrorCode::kUnavailable, pass_error_);
   auto done = std::move(current_);
@@ -341,6 +339,22 @@ void SyncSubsystem::onDatagram(std::span<const uint8_t> datagram, const IpAddres
   heard_.connections += m->connections;
   heard_.last_ms = wallMs();
   heard_.from = from;
+  if (heard_.last_ms - reported_heard_ms_ >= 1000) report();
+}
+
+SyncReport SyncSubsystem::syncReport() const {
+  SyncReport r;
+  r.connections = deps_.connections ? deps_.connections() : 0;
+  r.templates = deps_.templates ? deps_.templates() : 0;
+  r.backup_running = seen_[kBackup].running;
+  if (heard_.messages > 0) r.heard_ago_ms = std::max<int64_t>(0, wallMs() - heard_.last_ms);
+  return r;
+}
+
+void SyncSubsystem::report() {
+  if (!deps_.report) return;
+  reported_heard_ms_ = heard_.last_ms;
+  deps_.report(syncReport());
 }
 
 void SyncSubsystem::registerCommands(CommandTable& table) {

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/result.h"
+#include "common/sync_report.h"
 #include "config/config.h"
 #include "core/subsystem.h"
 #include "ipvs/ipvs_model.h"
@@ -31,12 +32,12 @@ struct SyncDeps {
   OpenSyncKernel open;  // the platform's generic netlink socket, or a fake
   LogSink log;
   std::function<int64_t()> wall_ms;  // for "since" in the status; may be unset
-  // This director's connection table (IPVS's last dump), and where each pass reports it with
-  // whether the backup daemon runs (the heartbeats' fields). Either may be unset.
+  // This director's connection table and its persistence templates (IPVS's last dump), and
+  // where each pass reports them with whether the backup daemon runs and when it last heard a
+  // sync message (the heartbeats' fields). Each may be unset.
   std::function<uint64_t()> connections;
-  std::function<void(uint64_t connections, bool backup_running)> report;
-  // The persistence templates in the same table (the status only); may be unset.
   std::function<uint64_t()> templates;
+  std::function<void(const SyncReport&)> report;
   // A listener beside the backup daemon (what it hears, for the status); may be unset.
   OpenSyncTap open_tap;
 };
@@ -114,6 +115,10 @@ class SyncSubsystem final : public Subsystem {
   void updateTap();
   void onDatagram(std::span<const uint8_t> datagram, const IpAddress& from);
   int64_t wallMs() const { return deps_.wall_ms ? deps_.wall_ms() : 0; }
+  SyncReport syncReport() const;
+  // To deps_.report: after each pass, and when the backup hears the master again more than a
+  // second after what was last reported (so the heartbeats' "heard" age is never staler).
+  void report();
 
   SyncDeps deps_;
   std::string self_;
@@ -154,6 +159,7 @@ class SyncSubsystem final : public Subsystem {
   std::optional<ipvs::SyncDaemon> tap_for_;
   std::string tap_error_;
   Heard heard_;
+  int64_t reported_heard_ms_ = 0;  // heard_.last_ms as last reported
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -156,10 +156,10 @@ TEST(ClusterSim, AutoFailbackWaitsForTheDelayThenHandsOverCleanly) {
   EXPECT_EQ(c.maxHoldersInOneGroup(), 1) << "the old ACTIVE released before the new one took over";
 }
 
-void setSync(SimCluster& c, const std::string& node, uint64_t connections, bool backup) {
-  c.act(node, [connections, backup](ClusterCore& core, Time when) {
-    return core.onSyncState(when, connections, backup);
-  });
+void setSync(SimCluster& c, const std::string& node, uint64_t connections, bool backup,
+             uint64_t templates = 0, std::optional<int64_t> heard_ago_ms = std::nullopt) {
+  const SyncReport sync{connections, templates, backup, heard_ago_ms};
+  c.act(node, [sync](ClusterCore& core, Time when) { return core.onSyncState(when, sync); });
 }
 
 SimCluster::Options syncFailback(Millis max_wait) {
@@ -207,6 +207,31 @@ TEST(ClusterSim, SyncAwareFailbackWaitsForTheReturningNodesTable) {
   EXPECT_GE(c.now() - back, 12s);
   EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
   EXPECT_EQ(c.node("lb1").core->status(c.now()).failback_waiting, "");
+}
+
+TEST(ClusterSim, EachNodeSeesThePeersTemplatesAndWhenItsBackupLastHeardTheMaster) {
+  SimCluster c = pair(syncFailback(2min));
+  c.start("lb1");
+  c.start("lb2");
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 10s));
+  setSync(c, "lb1", 900, true, 40);                // the ACTIVE's backup hears nobody
+  setSync(c, "lb2", 880, true, 38, int64_t{300});  // lb2's heard lb1 300 ms ago
+  c.advance(1s);
+  const auto seen_by_lb1 = c.node("lb1").core->status(c.now()).nodes;
+  ASSERT_EQ(seen_by_lb1.size(), 2u);
+  EXPECT_EQ(seen_by_lb1[0].templates, 40u) << "self";
+  EXPECT_EQ(seen_by_lb1[0].sync_heard_ms, std::nullopt);
+  EXPECT_EQ(seen_by_lb1[1].name, "lb2");
+  EXPECT_EQ(seen_by_lb1[1].connections, 880u);
+  EXPECT_EQ(seen_by_lb1[1].templates, 38u) << "carried by lb2's heartbeats";
+  // 300 ms before the report, a second ago: its age now, less the heartbeat's transit.
+  ASSERT_TRUE(seen_by_lb1[1].sync_heard_ms);
+  EXPECT_LE(*seen_by_lb1[1].sync_heard_ms, 1300);
+  EXPECT_GE(*seen_by_lb1[1].sync_heard_ms, 1300 - 100);
+  const auto seen_by_lb2 = c.node("lb2").core->status(c.now()).nodes;
+  EXPECT_EQ(seen_by_lb2[0].sync_heard_ms, 1300) << "its own, exact";
+  EXPECT_EQ(seen_by_lb2[1].templates, 40u);
+  EXPECT_EQ(seen_by_lb2[1].sync_heard_ms, std::nullopt) << "none heard travels as none";
 }
 
 TEST(ClusterSim, SyncAwareFailbackGoesAheadAtTheCeiling) {

@@ -16,8 +16,8 @@ TEST(StatusJsonTest, CoreStatusBecomesTheDocumentedSchema) {
   s.quorate = true;
   s.epoch = 7;
   s.failback_waiting = "failback to lb2 waits for its sync backup daemon to run";
-  s.nodes = {{"lb1", "ACTIVE", 150, 1000, false, std::nullopt, 420, 60000},
-             {"lb2", "BACKUP", 100, 950, true, 180, 0, 0}};
+  s.nodes = {{"lb1", "ACTIVE", 150, 1000, false, std::nullopt, 420, 60000, 12, std::nullopt},
+             {"lb2", "BACKUP", 100, 950, true, 180, 0, 0, 0, 450}};
   FrameStats frames{1234, {{"bad_signature", 3}, {"replayed", 0}}};
   json doc = statusJson("prod", s, frames);
   EXPECT_EQ(doc, json::parse(R"({
@@ -26,9 +26,11 @@ TEST(StatusJsonTest, CoreStatusBecomesTheDocumentedSchema) {
     "failback_waiting": "failback to lb2 waits for its sync backup daemon to run",
     "nodes": [
       {"name": "lb1", "role": "ACTIVE", "priority": 150, "health": 1000, "standby": false,
-       "last_heartbeat_ms": null, "connections": 420, "sync_backup_ms": 60000},
+       "last_heartbeat_ms": null, "connections": 420, "sync_backup_ms": 60000,
+       "templates": 12, "sync_heard_ms": null},
       {"name": "lb2", "role": "BACKUP", "priority": 100, "health": 950, "standby": true,
-       "last_heartbeat_ms": 180, "connections": 0, "sync_backup_ms": 0}],
+       "last_heartbeat_ms": 180, "connections": 0, "sync_backup_ms": 0,
+       "templates": 0, "sync_heard_ms": 450}],
     "accepted_frames": 1234,
     "rejected_frames": {"bad_signature": 3, "replayed": 0}})"));
 }

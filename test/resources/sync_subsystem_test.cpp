@@ -34,23 +34,30 @@ class SyncSubsystemTest : public ::testing::Test {
 
   std::unique_ptr<SyncSubsystem> make(Millis latency = 1ms) {
     kernel_.setLatency(latency);
-    SyncDeps deps{
-        sim_,
-        [this]() -> Result<std::unique_ptr<ipvs::SyncKernel>> {
-          if (open_error_) return fail(*open_error_);
-          ++opens_;
-          return std::unique_ptr<ipvs::SyncKernel>(
-              std::make_unique<fakes::SyncKernelView>(kernel_));
-        },
-        [this](LogLevel l, const std::string& line) {
-          log_.push_back({l, line});
-        },
-        [this] { return static_cast<int64_t>(1000000 + sim_.now().time_since_epoch().count()); },
-        [this] { return connections_; },
-        [this](uint64_t n, bool backup) { reported_ = std::make_pair(n, backup); },
-        [this] { return templates_; },
-        taps_.opener()};
+    SyncDeps deps{sim_,
+                  [this]() -> Result<std::unique_ptr<ipvs::SyncKernel>> {
+                    if (open_error_) return fail(*open_error_);
+                    ++opens_;
+                    return std::unique_ptr<ipvs::SyncKernel>(
+                        std::make_unique<fakes::SyncKernelView>(kernel_));
+                  },
+                  [this](LogLevel l, const std::string& line) {
+                    log_.push_back({l, line});
+                  },
+                  [this] { return wallNow(); },
+                  [this] { return connections_; },
+                  [this] { return templates_; },
+                  [this](const SyncReport& r) {
+                    reported_ = r;
+                    ++reports_;
+                  },
+                  taps_.opener()};
     return std::make_unique<SyncSubsystem>(std::move(deps), "d1");
+  }
+
+  // The wall clock in ms: the simulated time, a million ms after the epoch.
+  int64_t wallNow() const {
+    return 1000000 + std::chrono::duration_cast<Millis>(sim_.now().time_since_epoch()).count();
   }
 
   void startWith(SyncSubsystem& s) {
@@ -89,7 +96,8 @@ class SyncSubsystemTest : public ::testing::Test {
   config::Config cfg_;
   uint64_t connections_ = 0;
   uint64_t templates_ = 0;
-  std::optional<std::pair<uint64_t, bool>> reported_;
+  std::optional<SyncReport> reported_;
+  int reports_ = 0;
   fakes::FakeSyncTaps taps_;
   const IpAddress peer_ = *IpAddress::parse("198.51.100.2");
 };
@@ -120,14 +128,18 @@ TEST_F(SyncSubsystemTest, EachPassReportsTheTableAndTheBackupForTheHeartbeats) {
   auto s = make();
   startWith(*s);
   ASSERT_TRUE(reported_);
-  EXPECT_EQ(*reported_, std::make_pair(uint64_t{420}, true));
+  EXPECT_EQ(reported_->connections, 420u);
+  EXPECT_EQ(reported_->templates, 17u);
+  EXPECT_TRUE(reported_->backup_running);
+  EXPECT_EQ(reported_->heard_ago_ms, std::nullopt) << "nothing heard yet";
   EXPECT_EQ(s->status()["sync"]["connections"], 420);
   EXPECT_EQ(s->status()["sync"]["templates"], 17) << "the status counts the templates apart";
   kernel_.killDaemon(SyncState::kBackup);
   kernel_.refuseStarts(1);
   connections_ = 421;
   sim_.advance(cfg_.ipvs.monitor_interval);
-  EXPECT_EQ(*reported_, std::make_pair(uint64_t{421}, false)) << "a failback must not trust it";
+  EXPECT_EQ(reported_->connections, 421u);
+  EXPECT_FALSE(reported_->backup_running) << "a failback must not trust it";
 }
 
 TEST_F(SyncSubsystemTest, TheActiveHoldsTheMasterAndReleasesIt) {
@@ -356,7 +368,7 @@ TEST_F(SyncSubsystemTest, TheTapListensWhereTheBackupListensAndCountsWhatItHears
   EXPECT_EQ(heardNow()["messages"], 0);
   EXPECT_TRUE(heardNow()["last_ms"].is_null()) << "nothing heard yet";
   sim_.advance(200ms);
-  const int64_t at = static_cast<int64_t>(1000000 + sim_.now().time_since_epoch().count());
+  const int64_t at = wallNow();
   for (uint8_t n : {5, 6, 7}) ASSERT_TRUE(taps_.deliver(fakes::syncMessageV1(7, n, 400), peer_));
   const auto h = heardNow();
   EXPECT_EQ(h["messages"], 3);
@@ -368,6 +380,29 @@ TEST_F(SyncSubsystemTest, TheTapListensWhereTheBackupListensAndCountsWhatItHears
   // The passes that follow keep the same socket.
   sim_.advance(cfg_.ipvs.monitor_interval * 3);
   EXPECT_EQ(taps_.opens, 1);
+}
+
+TEST_F(SyncSubsystemTest, WhatTheBackupHeardReachesTheHeartbeatsWithinASecond) {
+  auto s = make();
+  startWith(*s);
+  ASSERT_TRUE(reported_);
+  EXPECT_EQ(reported_->heard_ago_ms, std::nullopt);
+  const int before = reports_;
+  ASSERT_TRUE(taps_.deliver(fakes::syncMessageV1(7, 3, 400), peer_));
+  EXPECT_EQ(reports_, before + 1) << "the first message heard is reported at once";
+  EXPECT_EQ(reported_->heard_ago_ms, 0);
+  sim_.advance(400ms);
+  ASSERT_TRUE(taps_.deliver(fakes::syncMessageV1(7, 3, 400), peer_));
+  EXPECT_EQ(reports_, before + 1) << "not every message: one report a second at most";
+  sim_.advance(700ms);
+  ASSERT_TRUE(taps_.deliver(fakes::syncMessageV1(7, 3, 400), peer_));
+  EXPECT_EQ(reports_, before + 2);
+  EXPECT_EQ(reported_->heard_ago_ms, 0);
+  // A pass reports the age since: nothing more was heard.
+  sim_.advance(cfg_.ipvs.monitor_interval);
+  EXPECT_GE(reported_->heard_ago_ms.value_or(-1), 1);
+  EXPECT_LE(reported_->heard_ago_ms.value_or(-1),
+            std::chrono::duration_cast<Millis>(cfg_.ipvs.monitor_interval).count());
 }
 
 TEST_F(SyncSubsystemTest, MessagesForAnotherSyncIdAreCountedApartAndNamedOnce) {

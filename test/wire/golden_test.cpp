@@ -1,5 +1,6 @@
-// Golden bytes: the exact encoding of fixed frames, field by field. A change here is a wire
-// format change and must come with a version bump.
+// Golden bytes: the exact encoding of fixed frames, field by field. A change to a field here is
+// a wire format change and must come with a version bump; a field appended to the heartbeat
+// payload needs none (an older receiver ignores it, wire/heartbeat.h), only new bytes here.
 //
 // The MACs below were computed independently of this code while writing the test, with
 //   printf '<signed hex>' | xxd -r -p > f.bin
@@ -29,7 +30,9 @@ constexpr const char* kHeartbeatPayloadHex =
     "0000000000000000"  // move generation 0
     "00"                // no move target
     "00000000000004d2"  // connections 1234
-    "00001388";         // sync backup daemon running for 5000 ms
+    "00001388"          // sync backup daemon running for 5000 ms
+    "0000000000000011"  // templates 17
+    "00000320";         // the backup last heard a sync message 800 ms ago
 
 constexpr const char* kHeartbeatFrameHex =
     "544e444d"          // magic "TNDM"
@@ -41,11 +44,11 @@ constexpr const char* kHeartbeatFrameHex =
     "03 6c6231"         // sender "lb1"
     "018bcfe56800beef"  // incarnation: 1700000000000 ms << 16 | 0xbeef
     "000000000000002a"  // sequence 42
-    "002a"              // payload length 42
+    "0036"              // payload length 54
     "0296 03e8 0e 036c6231 0000000000000007 000000c8 0000000000000000 00"
-    "00000000000004d2 00001388"
+    "00000000000004d2 00001388 0000000000000011 00000320"
     // HMAC-SHA256, key 000102..1f, checked with openssl dgst as above
-    "e8dba4c6091ef046d1ecf106683ac2edd8f35a534404a4ee4105096dcd42ecc5";
+    "c5e10d688d770fe243d82910a16f13b6b34e1edca5b8128f5891c9c3698d74a9";
 
 constexpr const char* kReleaseFrameHex =
     "544e444d"          // magic

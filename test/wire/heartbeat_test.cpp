@@ -38,6 +38,12 @@ TEST(Heartbeat, RoundTripsLimits) {
   hb.move_target = std::string(64, 'm');
   hb.connections = ~uint64_t{0};
   hb.sync_backup_ms = ~uint32_t{0};
+  hb.templates = ~uint64_t{0};
+  hb.sync_heard_ms = kSyncNeverHeard - 1;
+  EXPECT_EQ(decodeHeartbeat(*encodeHeartbeat(hb)).value(), hb);
+  hb.sync_heard_ms = 0;  // heard in the same millisecond
+  EXPECT_EQ(decodeHeartbeat(*encodeHeartbeat(hb)).value(), hb);
+  hb.sync_heard_ms.reset();  // none heard
   EXPECT_EQ(decodeHeartbeat(*encodeHeartbeat(hb)).value(), hb);
   hb.active_view.clear();  // no active director in view
   hb.move_target.clear();  // no move in force
@@ -69,12 +75,30 @@ TEST(Heartbeat, APayloadFromASenderWithoutSyncReadsAsNoConnectionsAndNoBackup) {
   hb.move_generation = 3;
   hb.move_target = "lb2";
   Bytes b = *encodeHeartbeat(hb);
-  b.resize(b.size() - 12);  // what a sender before connection sync wrote
+  b.resize(b.size() - 12 - kHeartbeatSyncDetailBytes);  // a sender before connection sync
   Checked<Heartbeat> got = decodeHeartbeat(b);
   ASSERT_TRUE(got);
   EXPECT_EQ(got->move_target, "lb2");
   EXPECT_EQ(got->connections, 0u);
   EXPECT_EQ(got->sync_backup_ms, 0u);
+}
+
+TEST(Heartbeat, AHeardAgeAsLongAsNeverHeardSaturatesInsteadOfReadingAsNone) {
+  Heartbeat hb = sampleHeartbeat();
+  hb.sync_heard_ms = kSyncNeverHeard;
+  EXPECT_EQ(decodeHeartbeat(*encodeHeartbeat(hb))->sync_heard_ms, kSyncNeverHeard - 1);
+}
+
+TEST(Heartbeat, APayloadFromASenderWithoutTheSyncDetailReadsAsNoTemplatesAndNoneHeard) {
+  Heartbeat hb = sampleHeartbeat();
+  Bytes b = *encodeHeartbeat(hb);
+  b.resize(b.size() - kHeartbeatSyncDetailBytes);  // what a sender before the detail wrote
+  Checked<Heartbeat> got = decodeHeartbeat(b);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->connections, hb.connections);
+  EXPECT_EQ(got->sync_backup_ms, hb.sync_backup_ms);
+  EXPECT_EQ(got->templates, 0u);
+  EXPECT_EQ(got->sync_heard_ms, std::nullopt);
 }
 
 TEST(Heartbeat, EveryShorterPayloadIsBadPayload) {
@@ -83,10 +107,11 @@ TEST(Heartbeat, EveryShorterPayloadIsBadPayload) {
   sample.move_target = "lb2";
   Bytes b = *encodeHeartbeat(sample);
   const size_t without_move = kHeartbeatMinBytes + sample.active_view.size();
-  const size_t without_sync = b.size() - 12;
+  const size_t without_detail = b.size() - kHeartbeatSyncDetailBytes;
+  const size_t without_sync = without_detail - 12;
   for (size_t len = 0; len < b.size(); ++len) {
     // Complete payloads of older senders.
-    if (len == without_move || len == without_sync) continue;
+    if (len == without_move || len == without_sync || len == without_detail) continue;
     Checked<Heartbeat> hb = decodeHeartbeat(ByteView(b).first(len));
     ASSERT_FALSE(hb) << "length " << len;
     EXPECT_EQ(hb.rejection(), Rejection::kBadPayload);

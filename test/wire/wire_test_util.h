@@ -87,6 +87,8 @@ inline Heartbeat sampleHeartbeat() {
   hb.interval_ms = 200;
   hb.connections = 1234;
   hb.sync_backup_ms = 5000;
+  hb.templates = 17;
+  hb.sync_heard_ms = 800;
   return hb;
 }
 

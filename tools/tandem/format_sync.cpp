@@ -88,16 +88,24 @@ std::string formatSync(const json& answer) {
          running ? numberOf(d, "max_message_length") : "-", running ? sinceOf(d, answer) : "-"});
   }
   out += "\n" + table(daemons);
-  std::vector<Row> nodes{{"Node", "Role", "Connections", "Backup daemon for"}};
+  std::vector<Row> nodes{
+      {"Node", "Role", "Connections", "Templates", "Backup daemon for", "Last sync heard"}};
   for (const auto& n : answer.value("nodes", json::array())) {
     auto ms = n.find("sync_backup_ms");
     std::string backup = std::string(kUnknown);
     if (ms != n.end() && ms->is_number_integer()) {
       backup = ms->get<int64_t>() > 0 ? formatAge(ms->get<int64_t>()) : "not running";
     }
-    nodes.push_back({textOf(n, "name"), textOf(n, "role"), numberOf(n, "connections"), backup});
+    // null: none heard; absent: an older tandemd, which does not say
+    std::string heard = std::string(kUnknown);
+    if (auto h = n.find("sync_heard_ms"); h != n.end()) {
+      if (h->is_null()) heard = "never";
+      if (h->is_number_integer()) heard = formatAge(h->get<int64_t>()) + " ago";
+    }
+    nodes.push_back({textOf(n, "name"), textOf(n, "role"), numberOf(n, "connections"),
+                     numberOf(n, "templates"), backup, heard});
   }
-  out += "\n" + table(nodes, {false, false, true, false});
+  out += "\n" + table(nodes, {false, false, true, true, false, false});
   out += "\nThis director's table: " + numberOf(answer, "connections") + " connections, " +
          numberOf(answer, "templates") + " persistence templates\n";
   out += heardLines(answer);
