@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <sstream>
+#include <string_view>
 
 #include "cluster/udp_link.h"
+#include "wire/incarnation.h"
 
 namespace tandem::cluster {
 
@@ -23,6 +26,49 @@ election::Startup readStartup(const StateFiles& files, const std::string& role_f
     st.epoch = epoch;
   }
   return st;
+}
+
+// This run's incarnation, past the last run's (wire::nextIncarnation), recorded in
+// STATE_DIR/incarnation before the first frame is sealed. Any fault here costs only the
+// protection against a clock stepped back: it is logged, and the clock's incarnation is used.
+uint64_t persistIncarnation(StateFiles& files, const std::string& dir, uint64_t from_clock,
+                            const LogSink& log) {
+  const std::string path = dir + "/incarnation";
+  std::optional<uint64_t> last;
+  if (auto text = files.read(path); !text) {
+    log(LogLevel::kWarning, "cannot read " + path + " (" + text.error().message +
+                                "): this run's incarnation follows the clock alone");
+  } else if (*text) {
+    std::string_view digits = **text;
+    const size_t last_digit = digits.find_last_not_of(" \t\r\n");
+    digits = last_digit == std::string_view::npos ? std::string_view()
+                                                  : digits.substr(0, last_digit + 1);
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec == std::errc() && end == digits.data() + digits.size() && !digits.empty()) {
+      last = value;
+    } else {
+      log(LogLevel::kWarning, path + ": \"" + std::string(digits.substr(0, 40)) +
+                                  "\" is not an incarnation; ignored, and written anew");
+    }
+  }
+  const uint64_t incarnation = wire::nextIncarnation(from_clock, last);
+  if (incarnation != from_clock) {
+    log(LogLevel::kWarning,
+        "the clock is behind the last run's start (incarnation " + std::to_string(*last) +
+            ", this clock's " + std::to_string(from_clock) +
+            "): this run counts on from the last one, so that its peers still hear it");
+  }
+  if (auto made = files.makeDirectory(dir); !made) {
+    log(LogLevel::kWarning, "cannot create the state directory: " + made.error().message);
+  }
+  if (auto written = files.write(path, std::to_string(incarnation) + "\n"); !written) {
+    log(LogLevel::kWarning, "cannot record the incarnation in " + path + " (" +
+                                written.error().message +
+                                "): should the clock step back before the next start, the "
+                                "peers would drop that run's frames as stale_incarnation");
+  }
+  return incarnation;
 }
 
 }  // namespace
@@ -81,6 +127,7 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::create(NodeEnv env, const conf
   auto keys = loadKeyRing(cfg, *env.files);
   if (!keys) return fail(keys.error());
   election::Startup st = readStartup(*env.state_files, env.state_dir + "/role");
+  env.incarnation = persistIncarnation(*env.state_files, env.state_dir, env.incarnation, env.log);
   for (const auto& r : resources) st.resources_present = st.resources_present || r->present();
 
   std::unique_ptr<ClusterNode> node(new ClusterNode(std::move(env), cfg, self, std::move(*keys),

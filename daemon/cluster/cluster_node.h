@@ -35,9 +35,11 @@ struct NodeEnv {
   // Builds the group bus with the node as its listener (CpgBus in production).
   std::function<Result<std::unique_ptr<corosync::GroupBus>>(corosync::GroupBusListener&)> make_bus;
   std::vector<corosync::NodelistEntry> nodelist;  // corosync's, to name CPG members
-  uint64_t incarnation = 0;                       // wire::makeIncarnation(now, random)
-  std::string state_dir;                          // where the role file lives
-  std::optional<uint16_t> udp_port;               // override of cluster.heartbeat_port (tests)
+  // wire::makeIncarnation(now, random); create() raises it past the last run's, kept in
+  // state_dir/incarnation, so that a clock stepped back does not make peers drop this node.
+  uint64_t incarnation = 0;
+  std::string state_dir;             // where the role file lives
+  std::optional<uint16_t> udp_port;  // override of cluster.heartbeat_port (tests)
   // Opens the tiebreaker's echo transport (raw ICMP sockets in production); needed only with
   // [cluster.tiebreaker].
   ping::MakeEchoTransport make_echo;

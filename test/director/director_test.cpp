@@ -212,6 +212,46 @@ TEST_F(Cluster, ThreeDirectorsElectOneAndTheNextTakesOverWhenItDies) {
   EXPECT_FALSE(holdsVip("c"));
 }
 
+// b's view of a peer, by its heartbeats: "BACKUP", "LOST", "UNKNOWN"...
+std::string seenAs(Director& d, const std::string& peer) {
+  for (const auto& n : d.clusterNode()->status().nodes) {
+    if (n.name == peer) return n.role;
+  }
+  return "absent";
+}
+
+TEST_F(Cluster, ANodeWhoseClockSteppedBackAcrossARestartIsHeardAtOnce) {
+  build(kPair);
+  platforms_["b"]->wall_offset_ms = 2 * 3600 * 1000;
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(1s);
+  kill("b");
+  ASSERT_TRUE(runUntil(3s, [&] { return seenAs(*directors_["a"], "b") == "LOST"; }));
+  platforms_["b"]->wall_offset_ms = 3600 * 1000;  // an hour back
+  start("b");
+  auto heard = runUntil(3s, [&] { return seenAs(*directors_["a"], "b") == "BACKUP"; });
+  ASSERT_TRUE(heard) << "a drops b's frames: "
+                     << counters("a").of(wire::Rejection::kStaleIncarnation)
+                     << " stale_incarnation";
+  EXPECT_LE(*heard, 1s) << "within dead_time";
+  EXPECT_EQ(counters("a").of(wire::Rejection::kStaleIncarnation), 0u);
+  EXPECT_EQ(
+      platforms_["b"]->log().count(LogLevel::kWarning, "the clock is behind the last run's start"),
+      1u)
+      << "the step back is logged";
+  // A record that is not a number is named and replaced; the start goes on.
+  kill("b");
+  ASSERT_TRUE(platforms_["b"]->stateFiles().write("/run/tandem/incarnation", "garbage\n"));
+  start("b");
+  EXPECT_EQ(platforms_["b"]->log().count(
+                LogLevel::kWarning, "/run/tandem/incarnation: \"garbage\" is not an incarnation"),
+            1u);
+  auto record = platforms_["b"]->stateFiles().read("/run/tandem/incarnation");
+  ASSERT_TRUE(record && *record);
+  EXPECT_NE(**record, "garbage\n");
+}
+
 TEST_F(Cluster, TheBackupTakesOverWhenTheActivesLinkIsCutAndOneRemainsAfterTheHeal) {
   build(kPair);
   startAll();

@@ -391,8 +391,11 @@ class FakePlatform final : public platform::Platform {
   loop::Dispatcher& dispatcher() override { return dispatcher_; }
   uint64_t wallClockMs() override {
     return static_cast<uint64_t>(
-        std::chrono::duration_cast<Millis>(world_.sim().now().time_since_epoch()).count());
+        std::chrono::duration_cast<Millis>(world_.sim().now().time_since_epoch()).count() +
+        wall_offset_ms);
   }
+  // This node's wall clock ahead of the simulated time (a test steps it back by lowering it).
+  int64_t wall_offset_ms = 0;
   uint16_t random16() override { return static_cast<uint16_t>(nodeid_ * 7919 + ++randoms_); }
   platform::Logger& logger() override { return logger_; }
   platform::Notifier& notifier() override { return notifier_; }

@@ -12,6 +12,19 @@ static_assert(kRun2 > kRun1, "a later start orders after an earlier one, whateve
 static_assert(makeIncarnation(1700000000000, 1) != makeIncarnation(1700000000000, 2));
 static_assert(incarnationStartMs(kRun1) == 1700000000000);
 
+TEST(Incarnation, ARunStartsPastTheLastOneWhenTheClockSteppedBack) {
+  const uint64_t an_hour_back = makeIncarnation(1700000000000 - 3600000, 9);
+  EXPECT_EQ(nextIncarnation(kRun2, std::nullopt), kRun2) << "no record: the clock's";
+  EXPECT_EQ(nextIncarnation(kRun2, kRun1), kRun2) << "the clock moved on: the clock's";
+  EXPECT_EQ(nextIncarnation(an_hour_back, kRun1), kRun1 + 1);
+  EXPECT_EQ(nextIncarnation(kRun1, kRun1), kRun1 + 1) << "the same ms and the same random";
+  ReplayGuard g;
+  ASSERT_EQ(g.admit("lb2", kRun1, 500), std::nullopt);
+  EXPECT_EQ(g.admit("lb2", an_hour_back, 0), Rejection::kStaleIncarnation) << "the fault";
+  EXPECT_EQ(g.admit("lb2", nextIncarnation(an_hour_back, kRun1), 0), std::nullopt) << "the fix";
+  EXPECT_EQ(nextIncarnation(5, UINT64_MAX), 5u) << "no wrap past the last value";
+}
+
 TEST(ReplayGuard, FirstFrameFromASenderIsAccepted) {
   ReplayGuard g;
   EXPECT_EQ(g.admit("lb2", kRun1, 1000), std::nullopt);
