@@ -135,8 +135,9 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::create(NodeEnv env, const conf
                                                     std::move(resources)));
   uint16_t port = node->env_.udp_port.value_or(cfg.cluster.heartbeat_port);
   ClusterNode* raw = node.get();
-  FrameLink::OnFrame on_frame = [raw](std::span<const uint8_t> f, const IpAddress&) {
-    raw->onFrame(f, "udp");
+  FrameLink::OnFrame on_frame = [raw](std::span<const uint8_t> f, const IpAddress& from) {
+    auto it = raw->udp_senders_.find(from);
+    raw->onFrame(f, "udp", it == raw->udp_senders_.end() ? std::string() : it->second);
   };
   auto udp = node->env_.make_link ? node->env_.make_link(port, std::move(on_frame))
                                   : [&]() -> Result<std::unique_ptr<FrameLink>> {
@@ -156,6 +157,7 @@ void ClusterNode::applyPeers(const config::Config& cfg) {
   const uint16_t port = udp_->port();
   std::vector<Endpoint> peers;
   peer_nodeids_.clear();
+  udp_senders_.clear();
   for (const auto& n : cfg.nodes) {
     if (n.name == self_) continue;
     std::optional<IpAddress> addr = n.address;
@@ -172,6 +174,7 @@ void ClusterNode::applyPeers(const config::Config& cfg) {
       continue;
     }
     peers.push_back(Endpoint{*addr, port});
+    udp_senders_[*addr] = n.name;
   }
   udp_->setPeers(std::move(peers));
   wire::NodeSet names;
@@ -422,11 +425,16 @@ void ClusterNode::sendRelease(const std::string& target) {
   }
 }
 
-void ClusterNode::onFrame(std::span<const uint8_t> bytes, const std::string& path) {
-  wire::Checked<wire::Message> m = receiver_.receive(bytes, keys_);
+void ClusterNode::onFrame(std::span<const uint8_t> bytes, const std::string& path,
+                          const std::optional<std::string>& came_from) {
+  wire::Checked<wire::Message> m = receiver_.receive(bytes, keys_, came_from);
   if (!m) {
-    env_.log(LogLevel::kDebug,
-             "frame rejected path=" + path + " reason=" + std::string(wire::name(m.rejection())));
+    std::string line =
+        "frame rejected path=" + path + " reason=" + std::string(wire::name(m.rejection()));
+    if (m.rejection() == wire::Rejection::kSenderMismatch) {
+      line += " came_from=" + (came_from->empty() ? "an address of no peer" : *came_from);
+    }
+    env_.log(LogLevel::kDebug, line);
     return;
   }
   if (const auto* hb = std::get_if<wire::Heartbeat>(&m->body)) {
@@ -435,7 +443,9 @@ void ClusterNode::onFrame(std::span<const uint8_t> bytes, const std::string& pat
     from.incarnation = m->frame.incarnation;
     handle(core_.onHeartbeat(now(), from));
   } else if (const auto* rel = std::get_if<wire::Release>(&m->body)) {
-    if (rel->kind == wire::ReleaseKind::kReleased) handle(core_.onRelease(now(), m->frame.sender));
+    if (rel->kind == wire::ReleaseKind::kReleased) {
+      handle(core_.onRelease(now(), m->frame.sender, rel->epoch));
+    }
   }
 }
 
@@ -503,13 +513,23 @@ void ClusterNode::pushHealth() {
   handle(core_.onLocalHealth(now(), tiebreaker_ok_ ? service_health_ : 0, tiebreaker_ok_));
 }
 
+std::optional<std::string> ClusterNode::cpgSender(uint32_t nodeid) const {
+  for (const auto& [name, id] : peer_nodeids_) {
+    if (id == nodeid) return name;
+  }
+  // A nodeid that is no peer's: no peer can speak from it, when the nodelist names them all.
+  // Where it does not (names that differ from corosync's), the path cannot tell.
+  if (peer_nodeids_.size() == receiver_.peers().size()) return std::string();
+  return std::nullopt;
+}
+
 std::optional<std::string> ClusterNode::nameOf(uint32_t nodeid) const {
   return corosync::nodeNameFor(env_.nodelist, nodeid);
 }
 
 void ClusterNode::onMessage(uint32_t nodeid, uint32_t pid, std::span<const uint8_t> bytes) {
   if (bus_ && bus_->localNodeId() == nodeid && pid == static_cast<uint32_t>(::getpid())) return;
-  onFrame(bytes, "cpg");
+  onFrame(bytes, "cpg", cpgSender(nodeid));
 }
 
 void ClusterNode::onGroupChange(const corosync::GroupChange& change) {

@@ -116,7 +116,10 @@ class ClusterNode final : public corosync::GroupBusListener {
   void applyPeers(const config::Config& cfg);
 
   void handle(const election::Actions& actions);
-  void onFrame(std::span<const uint8_t> bytes, const std::string& path);
+  // came_from: the node the path says sent it (CPG's nodeid, UDP's source address; "" for an
+  // address that is no peer's), nullopt when the path cannot say (a nodeid not in the nodelist).
+  void onFrame(std::span<const uint8_t> bytes, const std::string& path,
+               const std::optional<std::string>& came_from);
   void sendHeartbeat(bool udp, bool group);
   void sendRelease(const std::string& target);
   void broadcast(const Result<tandem::Bytes>& udp_copy, const Result<tandem::Bytes>& group_copy);
@@ -147,6 +150,9 @@ class ClusterNode final : public corosync::GroupBusListener {
   std::unique_ptr<loop::Timer> monitor_timer_;
   std::unique_ptr<process::ChildHandle> fence_;
   std::map<std::string, uint32_t> peer_nodeids_;
+  std::map<IpAddress, std::string> udp_senders_;  // each peer's UDP address, to its name
+  // The peer a CPG delivery from nodeid speaks for (see onFrame's came_from).
+  std::optional<std::string> cpgSender(uint32_t nodeid) const;
   uint64_t move_generation_ = 0;
   // A restart that found its resources in place keeps them while the first ping round is out.
   bool resuming_ = false;

@@ -137,11 +137,17 @@ Actions ClusterCore::onHeartbeat(Time now, const Heartbeat& hb) {
   return finish(now, std::move(out));
 }
 
-Actions ClusterCore::onRelease(Time now, const std::string& from) {
+Actions ClusterCore::onRelease(Time now, const std::string& from, uint64_t epoch) {
   Actions out;
   auto it = peers_.find(from);
   if (it == peers_.end()) return out;
   PeerState& p = it->second;
+  if (p.last && epoch < p.last->epoch) {
+    out.push_back({Action::Kind::kLog,
+                   "stale release ignored node=" + from + " epoch=" + std::to_string(epoch) +
+                       " its heartbeats' epoch=" + std::to_string(p.last->epoch)});
+    return finish(now, std::move(out));
+  }
   if (p.last) {
     p.last->resources_held = false;
     if (p.last->role == wire::Role::kActive) p.last->role = wire::Role::kBackup;

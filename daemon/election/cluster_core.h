@@ -86,7 +86,9 @@ class ClusterCore {
   ClusterCore(CoreConfig config, Time now, Startup startup);
 
   Actions onHeartbeat(Time now, const Heartbeat& hb);
-  Actions onRelease(Time now, const std::string& from);
+  // A peer's "released" frame, sent in its election epoch: one from an epoch older than the
+  // peer's heartbeats already carry is stale (a late copy of an earlier handover) and ignored.
+  Actions onRelease(Time now, const std::string& from, uint64_t epoch);
   Actions onDaemonLeft(Time now, const std::string& peer);  // its tandemd left the CPG group
   Actions onNodeLeft(Time now, const std::string& peer);    // corosync dropped its node
   Actions onTick(Time now);

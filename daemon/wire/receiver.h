@@ -1,7 +1,10 @@
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 
 #include "common/byte_io.h"
@@ -35,24 +38,33 @@ class FrameReceiver {
   // peers: the other nodes' names, not this node's own (see NodeSet).
   FrameReceiver(std::string cluster, NodeSet peers);
 
-  // verifyFrame, then the payload (bad_payload), then the ReplayGuard, which records the frame
-  // only if everything else passed. Every call adds one to counters().
-  Checked<Message> receive(ByteView bytes, const KeyRing& keys);
+  // verifyFrame, then the payload (bad_payload), then the path: with `came_from` set (the node
+  // the transport says sent it: CPG's nodeid, UDP's source address), a frame naming another
+  // node is sender_mismatch; then the ReplayGuard, which records the frame only if everything
+  // else passed; then the order: a frame the guard admits that is older (incarnation, then
+  // sequence) than the last one returned from its sender is superseded, so that a late copy
+  // never puts back what a newer frame replaced. Every call adds one to counters().
+  Checked<Message> receive(ByteView bytes, const KeyRing& keys,
+                           const std::optional<std::string>& came_from = std::nullopt);
 
   // A reload may change the peer list. Windows of removed peers are dropped; those of peers
   // that stay are kept, so a reload does not reopen a replay window.
   void setPeers(NodeSet peers);
 
   const FrameCounters& counters() const { return counters_; }
+  const NodeSet& peers() const { return peers_; }
   const ReplayGuard& guard() const { return guard_; }
 
  private:
-  Checked<Message> accept(ByteView bytes, const KeyRing& keys);
+  Checked<Message> accept(ByteView bytes, const KeyRing& keys,
+                          const std::optional<std::string>& came_from);
 
   std::string cluster_;
   NodeSet peers_;
   ReplayGuard guard_;
   FrameCounters counters_;
+  // The (incarnation, sequence) of the last frame returned from each peer.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> newest_;
 };
 
 }  // namespace tandem::wire

@@ -30,6 +30,10 @@ std::string_view name(Rejection r) {
       return "oversized";
     case Rejection::kBadPayload:
       return "bad_payload";
+    case Rejection::kSenderMismatch:
+      return "sender_mismatch";
+    case Rejection::kSuperseded:
+      return "superseded";
   }
   return "unknown";
 }

@@ -25,15 +25,18 @@ enum class Rejection : uint8_t {
   kStaleIncarnation,  // from an earlier run of the sender than one already heard
   kOversized,         // longer than any frame, a length field past its limit, or trailing bytes
   kBadPayload,        // authentic, but the payload does not decode for its type
+  kSenderMismatch,    // authentic, but it names a node other than the one it came from
+  kSuperseded,        // authentic and new, but older than a frame already taken from its sender
 };
 
-inline constexpr size_t kRejectionCount = 12;
+inline constexpr size_t kRejectionCount = 14;
 
 inline constexpr std::array<Rejection, kRejectionCount> kAllRejections = {
     Rejection::kTruncated,        Rejection::kBadMagic,    Rejection::kUnknownVersion,
     Rejection::kUnknownType,      Rejection::kUnknownKey,  Rejection::kBadSignature,
     Rejection::kWrongCluster,     Rejection::kUnknownNode, Rejection::kReplayed,
     Rejection::kStaleIncarnation, Rejection::kOversized,   Rejection::kBadPayload,
+    Rejection::kSenderMismatch,   Rejection::kSuperseded,
 };
 
 // "truncated", "bad_magic", ... as listed above in snake_case.

@@ -39,8 +39,11 @@
 //     started receiver for as long as the capture lasts.
 //   - A sender whose clock went back by more than the time since its previous start gets an
 //     older incarnation, and peers that remember the previous one reject all of its frames as
-//     stale_incarnation until they restart. The daemon should persist its last incarnation and
-//     take max(makeIncarnation(now), last + 1) at start.
+//     stale_incarnation until they restart. The daemon persists its last incarnation and takes
+//     max(makeIncarnation(now), last + 1) at start (nextIncarnation), within its state
+//     directory's lifetime.
+//   - Order: a frame inside the window is accepted although a newer one was; FrameReceiver
+//     then refuses it as superseded, so that no older state is applied over a newer one.
 //   - Delay: a frame held back and released later is accepted if nothing newer from the same
 //     sender arrived meanwhile. Freshness beyond ordering is the election's job (the epoch and
 //     the dead timer).

@@ -164,7 +164,7 @@ class FakeWorld {
     ~Bus() override { w_.members_.erase(id_); }
     Result<void> send(std::span<const uint8_t> bytes) override {
       w_.group_log.emplace_back(bytes.begin(), bytes.end());
-      w_.post(Packet{true, node_, id_, {}, std::vector<uint8_t>(bytes.begin(), bytes.end())});
+      w_.post(Packet{true, node_, id_, {}, std::vector<uint8_t>(bytes.begin(), bytes.end()), {}});
       return {};
     }
     bool connected() const override { return true; }
@@ -188,8 +188,8 @@ class FakeWorld {
     void setPeers(std::vector<Endpoint> peers) override { peers_ = std::move(peers); }
     void send(std::span<const uint8_t> frame) override {
       for (const Endpoint& p : peers_) {
-        w_.post(
-            Packet{false, node_, 0, p.address, std::vector<uint8_t>(frame.begin(), frame.end())});
+        w_.post(Packet{false, node_, 0, p.address, std::vector<uint8_t>(frame.begin(), frame.end()),
+                       address_});
       }
     }
     uint64_t sendErrors() const override { return 0; }
@@ -219,6 +219,7 @@ class FakeWorld {
     uint32_t from_id;
     IpAddress to;
     std::vector<uint8_t> bytes;
+    IpAddress from_address{};  // UDP: the sender's
   };
 
   void post(Packet p) {
@@ -240,7 +241,7 @@ class FakeWorld {
         auto it = links_.find(p.to);
         if (it == links_.end() || !reaches(p.from, it->second.node)) continue;
         auto on_frame = it->second.on_frame;
-        on_frame(p.bytes, p.to);
+        on_frame(p.bytes, p.from_address);
       }
     }
   }

@@ -272,10 +272,13 @@ class SimCluster {
         }
         case Action::Kind::kSendRelease: {
           std::string from = name;
-          at(now_, [this, from] {
+          const uint64_t epoch = n.core->heartbeat().epoch;
+          at(now_, [this, from, epoch] {
             for (auto& [other, o] : nodes_) {
               if (other == from || !reachable(from, other)) continue;
-              deliver(other, [from](ClusterCore& c, Time t) { return c.onRelease(t, from); });
+              deliver(other, [from, epoch](ClusterCore& c, Time t) {
+                return c.onRelease(t, from, epoch);
+              });
             }
           });
           break;

@@ -535,8 +535,35 @@ class ClusterCoreHeal : public ::testing::Test {
 TEST_F(ClusterCoreHeal, AReleaseFromAPeerLastSeenAsBackupIsAnnouncedOver) {
   ASSERT_EQ(core_.role(), Role::kActive);
   Time t = loseThePeer();
-  EXPECT_TRUE(has(core_.onRelease(t + 10ms, "lb2"), Action::Kind::kReannounce));
+  EXPECT_TRUE(has(core_.onRelease(t + 10ms, "lb2", 0), Action::Kind::kReannounce));
   EXPECT_EQ(core_.role(), Role::kActive);
+}
+
+TEST_F(ClusterCoreHeal, AReleaseFromAnEpochOlderThanThePeersHeartbeatsIsStale) {
+  Time t = t0_ + 100ms;
+  Heartbeat hb = activeBeat("lb2");
+  hb.epoch = 5;
+  hb.resources_held = true;
+  core_.onHeartbeat(t, hb);
+  Actions late = core_.onRelease(t + 10ms, "lb2", 4);
+  EXPECT_FALSE(has(late, Action::Kind::kReannounce));
+  bool logged = false;
+  for (const auto& a : late) {
+    logged = logged || (a.kind == Action::Kind::kLog &&
+                        a.text.find("stale release ignored node=lb2 epoch=4") != std::string::npos);
+  }
+  EXPECT_TRUE(logged);
+  bool still_held = false;
+  for (const auto& n : core_.status(t + 10ms).nodes) {
+    if (n.name == "lb2") still_held = n.role == "ACTIVE";
+  }
+  EXPECT_TRUE(still_held) << "the stale release changed nothing";
+  Actions current = core_.onRelease(t + 20ms, "lb2", 5);
+  bool released = false;
+  for (const auto& a : current) {
+    released = released || (a.kind == Action::Kind::kLog && a.text == "peer released node=lb2");
+  }
+  EXPECT_TRUE(released) << "one of its current epoch is taken";
 }
 
 TEST_F(ClusterCoreHeal, TheFirstHeartbeatOfALostPeerIsAnnouncedOver) {

@@ -19,7 +19,10 @@
 //   oversized        the captured frame plus one trailing byte               oversized
 //
 // (*) at the node that sent the captured frame itself it is unknown_node: a node never takes
-// its own name from the wire, and that check comes before the replay window.
+// its own name from the wire, and that check comes before the replay window. With --host, a
+// replay of another node's frame than the host's is sender_mismatch (the receiver binds a CPG
+// delivery to the nodeid's node, a UDP datagram to the source address it knows the node by),
+// checked before the window too.
 //
 // Output, one line per fact, key=value, for the lab test to parse:
 //   captured sender=d1 key_id=1 incarnation=... sequence=... bytes=...
@@ -226,6 +229,10 @@ struct Options {
   std::vector<std::string> nodes;    // every configured node: who receives CPG frames
   std::vector<std::string> capture;  // whose heartbeats to capture (default: nodes)
   std::vector<std::pair<std::string, std::string>> udp;  // (node, address), repeatable
+  // The node whose namespaces the injector runs in: its CPG nodeid and its UDP source
+  // addresses are that node's, so a receiver binds what it sends to that node ("": unbound).
+  std::string host;
+  std::map<std::string, std::string> known;  // where receivers know each peer's UDP from
   uint16_t port = 5420;
   int count = 5;
   int capture_timeout_s = 15;
@@ -246,8 +253,23 @@ struct Kind {
   std::vector<std::string> senders;
 };
 
-std::string expectFor(const Kind& k, const std::string& frame_sender, const std::string& node) {
-  if (k.replay && frame_sender == node) return "unknown_node";
+// path: "cpg", or the UDP destination address. Only a replay passes the checks before the
+// path's binding: at its own sender it is unknown_node; a frame naming another node than the
+// path says (the host over CPG; over UDP the host's address of the destination's family,
+// which must be the one receivers know it by) is sender_mismatch.
+std::string expectFor(const Kind& k, const std::string& frame_sender, const std::string& node,
+                      const std::string& path, const Options& o) {
+  if (!k.replay) return k.reason;
+  if (frame_sender == node) return "unknown_node";
+  if (o.host.empty()) return k.reason;
+  if (frame_sender != o.host) return "sender_mismatch";
+  if (path != "cpg") {
+    auto it = o.known.find(frame_sender);
+    const bool v6 = path.find(':') != std::string::npos;
+    if (it == o.known.end() || (it->second.find(':') != std::string::npos) != v6) {
+      return "sender_mismatch";
+    }
+  }
   return k.reason;
 }
 
@@ -396,6 +418,9 @@ int main(int argc, char** argv) {
   app.add_option("--count", o.count, "frames per kind and path")->capture_default_str();
   app.add_option("--capture-timeout", o.capture_timeout_s, "seconds")->capture_default_str();
   app.add_flag("--no-cpg", o.no_cpg, "send over UDP only (still captures over CPG)");
+  app.add_option("--host", o.host, "the node whose namespaces this runs in (binds its frames)");
+  std::vector<std::string> known;
+  app.add_option("--known", known, "NODE=ADDRESS: the address receivers know NODE's UDP by");
   CLI11_PARSE(app, argc, argv);
   o.nodes = splitList(nodes);
   o.capture = capture.empty() ? o.nodes : splitList(capture);
@@ -403,6 +428,11 @@ int main(int argc, char** argv) {
     auto eq = u.find('=');
     if (eq == std::string::npos) die("--udp wants NODE=ADDRESS, not " + u);
     o.udp.emplace_back(u.substr(0, eq), u.substr(eq + 1));
+  }
+  for (const std::string& k : known) {
+    auto eq = k.find('=');
+    if (eq == std::string::npos) die("--known wants NODE=ADDRESS, not " + k);
+    o.known[k.substr(0, eq)] = k.substr(eq + 1);
   }
   if (o.count < 1 || o.count > 1000) die("--count must be 1..1000");
 
@@ -435,12 +465,14 @@ int main(int argc, char** argv) {
 
   UdpSender udp_sender;
   size_t total = 0;
-  auto report = [&](const std::string& path, const Kind& k, const std::vector<std::string>& to,
-                    size_t from, size_t n) {
+  auto report = [&](const std::string& path, const std::string& dest, const Kind& k,
+                    const std::vector<std::string>& to, size_t from, size_t n) {
     // Frames of one kind may name different senders: count the expectations per receiver.
     std::map<std::string, std::map<std::string, int>> expect;
     for (size_t i = from; i < from + n; ++i) {
-      for (const std::string& node : to) ++expect[node][expectFor(k, k.senders[i], node)];
+      for (const std::string& node : to) {
+        ++expect[node][expectFor(k, k.senders[i], node, dest, o)];
+      }
     }
     for (const auto& [node, reasons] : expect) {
       for (const auto& [reason, c] : reasons) {
@@ -454,7 +486,7 @@ int main(int argc, char** argv) {
   for (const Kind& k : kinds) {
     if (!o.no_cpg) {
       for (const tandem::Bytes& b : k.frames) member.send(b);
-      report("cpg", k, o.nodes, 0, k.frames.size());
+      report("cpg", "cpg", k, o.nodes, 0, k.frames.size());
       total += k.frames.size();
       member.pump(std::chrono::milliseconds(0));
     }
@@ -466,7 +498,7 @@ int main(int argc, char** argv) {
         // which would make the expected counts a matter of luck.
         member.pump(std::chrono::milliseconds(2));
       }
-      report("udp:" + node + "/" + addr, k, {node}, 0, k.frames.size());
+      report("udp:" + node + "/" + addr, addr, k, {node}, 0, k.frames.size());
       total += k.frames.size();
     }
   }

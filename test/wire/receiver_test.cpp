@@ -61,12 +61,35 @@ TEST_F(FrameReceiverTest, FramesFromAnEarlierRunAreStaleAfterTheRestart) {
   EXPECT_EQ(rx_.receive(old_run, ring_).rejection(), Rejection::kStaleIncarnation);
 }
 
-TEST_F(FrameReceiverTest, BothPathsSealedSeparatelyAreBothAcceptedInAnyOrder) {
+TEST_F(FrameReceiverTest, BothPathsSealedSeparatelyAreBothAcceptedInOrder) {
   Bytes cpg = heartbeatFromLb2();
   Bytes udp = heartbeatFromLb2();
-  EXPECT_TRUE(rx_.receive(udp, ring_));
   EXPECT_TRUE(rx_.receive(cpg, ring_));
+  EXPECT_TRUE(rx_.receive(udp, ring_));
   EXPECT_EQ(rx_.receive(cpg, ring_).rejection(), Rejection::kReplayed);
+}
+
+TEST_F(FrameReceiverTest, AFrameOlderThanOneAlreadyTakenIsSupersededNotApplied) {
+  Bytes late_cpg = heartbeatFromLb2();  // sealed first, delivered last
+  Bytes udp = heartbeatFromLb2();
+  EXPECT_TRUE(rx_.receive(udp, ring_));
+  EXPECT_EQ(rx_.receive(late_cpg, ring_).rejection(), Rejection::kSuperseded);
+  EXPECT_EQ(rx_.counters().of(Rejection::kSuperseded), 1u);
+  EXPECT_EQ(rx_.receive(late_cpg, ring_).rejection(), Rejection::kReplayed) << "and only once";
+  EXPECT_TRUE(rx_.receive(heartbeatFromLb2(), ring_)) << "what follows is taken";
+}
+
+TEST_F(FrameReceiverTest, AFrameNamingAnotherNodeThanItsPathIsSenderMismatch) {
+  // lb2's key-holding neighbour speaks for lb2 from lb3's path: refused before the guard, so
+  // that it cannot move lb2's window either.
+  FrameSealer big{"web", "lb2", makeIncarnation(1700000000000, 7), uint64_t{1} << 40};
+  EXPECT_EQ(rx_.receive(*big.sealHeartbeat(sampleHeartbeat(), ring_), ring_, "lb3").rejection(),
+            Rejection::kSenderMismatch);
+  EXPECT_EQ(rx_.receive(heartbeatFromLb2(), ring_, "").rejection(), Rejection::kSenderMismatch)
+      << "an address that is no peer's";
+  EXPECT_EQ(rx_.guard().window("lb2"), nullptr);
+  EXPECT_TRUE(rx_.receive(heartbeatFromLb2(), ring_, "lb2"));
+  EXPECT_TRUE(rx_.receive(heartbeatFromLb2(), ring_)) << "a path that cannot tell binds nothing";
 }
 
 TEST_F(FrameReceiverTest, ForgedFrameDoesNotMoveTheWindow) {
@@ -142,9 +165,10 @@ TEST(FrameSealer, RefusesToWrapTheSequence) {
 }
 
 TEST(Rejection, NamesAreStableCounterLabels) {
-  const char* expected[] = {"truncated",   "bad_magic",         "unknown_version", "unknown_type",
-                            "unknown_key", "bad_signature",     "wrong_cluster",   "unknown_node",
-                            "replayed",    "stale_incarnation", "oversized",       "bad_payload"};
+  const char* expected[] = {
+      "truncated",     "bad_magic",     "unknown_version", "unknown_type", "unknown_key",
+      "bad_signature", "wrong_cluster", "unknown_node",    "replayed",     "stale_incarnation",
+      "oversized",     "bad_payload",   "sender_mismatch", "superseded"};
   ASSERT_EQ(std::size(expected), kRejectionCount);
   for (size_t i = 0; i < kRejectionCount; ++i) {
     EXPECT_EQ(static_cast<size_t>(kAllRejections[i]), i);
