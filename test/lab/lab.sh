@@ -43,6 +43,33 @@ lab_now_ms() {
   echo $((t / 1000))
 }
 
+# lab_probe_gap FILE T0 NODE [END]: over test/bench/vip_probe's FILE ("START END ok NAME" or
+# "START END fail REASON" a line), "GAP_MS FAILED" from T0 until the first answer from NODE
+# started at or after T0 or, with END, over the whole window [T0, END) (NODE is then not read).
+# GAP_MS is the longest outage the client saw: from the last answered probe before a run of
+# unanswered ones to the next answered one (0 when every probe was answered); FAILED counts the
+# unanswered probes. The probe writes a line when an attempt ends: sorted by start time first.
+lab_probe_gap() {
+  awk -v t0="$2" -v n="$3" -v end="${4:-0}" '
+    $3 == "ok" && $1 < t0 { prev = $1; down = 0 }
+    $3 == "fail" && $1 < t0 { down = 1 }
+    $1 >= t0 && !done {
+      if (end > 0 && $1 >= end) { done = 1; next }
+      if ($3 == "ok") {
+        if (prev == "") prev = t0
+        if (down && $1 - prev > g) g = $1 - prev
+        prev = $1
+        down = 0
+        if (end == 0 && $4 == n) done = 1
+      } else if ($3 == "fail") { failed++; down = 1 }
+    }
+    END {
+      # a window that ends while the service is still down: the outage lasts to its end
+      if (end > 0 && down && prev != "" && end - prev > g) g = end - prev
+      printf "%d %d\n", g, failed + 0
+    }' <(sort -n -k1,1 "$1")
+}
+
 # wait_until TIMEOUT_SECONDS CMD...: runs CMD every $LAB_POLL_INTERVAL until it succeeds.
 # Returns 0 as soon as it does, 1 after the deadline. CMD's output is discarded.
 # _lab_deadline_us SECONDS: now + SECONDS (e.g. 1.5) in microseconds, in REPLY
