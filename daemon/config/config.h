@@ -51,8 +51,10 @@ struct Cluster {
   uint32_t active_key = 1;
   Millis heartbeat_interval{200};
   Millis dead_time{1000};
-  uint16_t heartbeat_port = 5420;         // UDP, the fast path between the directors
-  Millis group_heartbeat_interval{1000};  // the same frames over Corosync CPG, slower
+  uint16_t heartbeat_port = 5420;  // UDP, the fast path between the directors
+  // The same frames over Corosync CPG, slower; at most dead_time / 2 (the loader checks it and
+  // derives it from dead_time when it is not given), so CPG alone keeps a peer alive.
+  Millis group_heartbeat_interval{500};
   FailbackPolicy failback = FailbackPolicy::kManual;
   Millis failback_delay{0};
   Tiebreaker tiebreaker;

@@ -285,9 +285,21 @@ class Loader {
     }
     if (auto v = r.integer("heartbeat_port", 1, 65535))
       c.heartbeat_port = static_cast<uint16_t>(*v);
+    // The CPG path alone must keep a peer alive when the UDP path is blocked: two of its
+    // heartbeats fit in dead_time, so one late delivery is not a takeover.
+    const Millis group_most = c.dead_time / 2;
+    c.group_heartbeat_interval = std::min(Millis(1000), group_most);
     if (auto v = r.duration("group_heartbeat_interval", 100ms, 1min)) {
       c.group_heartbeat_interval = *v;
-      if (*v < c.heartbeat_interval) {
+      if (*v > group_most) {
+        r.badValue("group_heartbeat_interval",
+                   formatDuration(*v) + " is longer than half of dead_time (" +
+                       formatDuration(c.dead_time) +
+                       "), so with the UDP path blocked a peer would be declared dead between "
+                       "two of its CPG heartbeats",
+                   "set it to at most " + formatDuration(group_most) +
+                       ", or leave it out: it defaults to half of dead_time, at most 1s");
+      } else if (*v < c.heartbeat_interval) {
         r.warnValue("group_heartbeat_interval",
                     "it is shorter than heartbeat_interval, so Corosync carries more than the "
                     "fast path",
