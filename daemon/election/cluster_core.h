@@ -70,7 +70,7 @@ struct CoreStatus {
   std::string local_node;
   std::string role;
   std::optional<std::string> active;
-  bool quorate = true;
+  std::optional<bool> quorate;  // unknown until votequorum has answered
   uint64_t epoch = 0;
   std::string move_target;
   std::vector<NodeView> nodes;
@@ -92,6 +92,8 @@ class ClusterCore {
   Actions onDaemonLeft(Time now, const std::string& peer);  // its tandemd left the CPG group
   Actions onNodeLeft(Time now, const std::string& peer);    // corosync dropped its node
   Actions onTick(Time now);
+  // votequorum's answer. Until the first one, quorum is unknown, and an unknown quorum is no
+  // quorum: a node that cannot reach votequorum never becomes ACTIVE on an assumption.
   Actions onQuorum(Time now, bool quorate);
   Actions onLocalHealth(Time now, int health, bool tiebreaker_ok);
   // Connection sync on this node: its connection table's entries, and whether its sync backup
@@ -139,7 +141,7 @@ class ClusterCore {
   uint64_t epoch_ = 0;
   int health_ = 1000;
   bool tiebreaker_ok_ = true;
-  bool quorate_ = true;
+  std::optional<bool> quorate_;  // unknown until onQuorum
   bool standby_ = false;
   bool resource_fault_ = false;
   bool fence_blocked_ = false;

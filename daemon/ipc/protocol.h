@@ -48,7 +48,7 @@
 //   "local_node":      string, the node that answered
 //   "role":            string, its internal role (INIT, BACKUP, ACTIVE, FENCING, ...)
 //   "active":          string or null, who this node believes holds the VIPs
-//   "quorate":         bool
+//   "quorate":         bool, or null while votequorum has not answered (then it is not ACTIVE)
 //   "epoch":           unsigned, bumped by each takeover
 //   "move_target":     string, an operator's pending move ("" when none); optional
 //   "failback_waiting": string, what a failback held back for connection sync waits for ("")

@@ -25,7 +25,7 @@ nlohmann::json statusJson(const std::string& cluster, const election::CoreStatus
               {"local_node", status.local_node},
               {"role", status.role},
               {"active", status.active ? json(*status.active) : json(nullptr)},
-              {"quorate", status.quorate},
+              {"quorate", status.quorate ? json(*status.quorate) : json(nullptr)},
               {"epoch", status.epoch},
               {"move_target", status.move_target},
               {"failback_waiting", status.failback_waiting},

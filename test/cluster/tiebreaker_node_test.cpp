@@ -153,6 +153,7 @@ class TiebreakerNodeTest : public ::testing::Test {
     auto node = ClusterNode::create(std::move(env), cfg_, name, std::move(res));
     ASSERT_TRUE(node) << node.error().message;
     ASSERT_TRUE((*node)->start());
+    (*node)->onQuorum(true);  // votequorum's first answer
     nodes_[name] = std::move(*node);
   }
 

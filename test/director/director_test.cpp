@@ -549,6 +549,25 @@ TEST_F(Cluster, AReloadThatChangesPrioritiesAndFailbackMovesTheServices) {
   EXPECT_FALSE(holdsVip("a"));
 }
 
+// Issue 12: quorum is unknown until votequorum answers. A director whose votequorum never
+// answers does not take over from a silent peer on an assumption; the peer that hears its
+// votequorum becomes ACTIVE, and status says the quorum is unknown, not false.
+TEST_F(Cluster, ADirectorThatVotequorumNeverAnsweredStaysOutOfTheElection) {
+  build(kPair);
+  platforms_["a"]->quorum_silent = true;
+  start("a");
+  run(5s);
+  EXPECT_NE(role("a"), Role::kActive);
+  EXPECT_FALSE(holdsVip("a"));
+  EXPECT_EQ(directors_["a"]->clusterNode()->status().quorate, std::nullopt);
+  start("b");
+  ASSERT_TRUE(runUntil(5s, [&] { return role("b") == Role::kActive; }))
+      << "b, with quorum, is elected although a has the higher priority";
+  run(2s);
+  EXPECT_EQ(active(), std::vector<std::string>{"b"});
+  EXPECT_FALSE(holdsVip("a"));
+}
+
 TEST_F(Cluster, AReloadOfTheHeartbeatIntervalChangesHowOftenFramesGo) {
   build(kPair);
   startAll();
@@ -564,9 +583,9 @@ TEST_F(Cluster, AReloadOfTheHeartbeatIntervalChangesHowOftenFramesGo) {
   writeConf("a", c);
   reload("a");
   const uint64_t at100 = udpFramesIn(10s);
-  // Frames reach b over UDP every interval and over CPG every second.
-  EXPECT_NEAR(static_cast<double>(at200), 60.0, 3.0);
-  EXPECT_NEAR(static_cast<double>(at100), 110.0, 3.0);
+  // Frames reach b over UDP every interval and over CPG every half dead_time (500 ms).
+  EXPECT_NEAR(static_cast<double>(at200), 70.0, 3.0);
+  EXPECT_NEAR(static_cast<double>(at100), 120.0, 3.0);
 }
 
 // --- health checks ---------------------------------------------------------------------------

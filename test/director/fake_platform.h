@@ -371,6 +371,10 @@ class JournalingOpener final : public resources::announce::PacketSocketOpener {
   std::function<void(const std::string&)> note_;
 };
 
+struct QuorumWatchHandle final : platform::Handle {
+  std::unique_ptr<loop::Timer> answer;
+};
+
 // One director's operating system.
 class FakePlatform final : public platform::Platform {
  public:
@@ -409,9 +413,18 @@ class FakePlatform final : public platform::Platform {
     return std::unique_ptr<corosync::GroupBus>(
         std::make_unique<FakeWorld::Bus>(world_, node_, nodeid_, listener));
   }
-  Result<std::unique_ptr<platform::Handle>> watchQuorum(corosync::QuorumListener&) override {
-    return std::unique_ptr<platform::Handle>(std::make_unique<platform::Handle>());
+  // votequorum answers the watch at once with the current state, as trackstart with
+  // CS_TRACK_CURRENT does (from the loop); a silent one never answers.
+  Result<std::unique_ptr<platform::Handle>> watchQuorum(
+      corosync::QuorumListener& listener) override {
+    auto watch = std::make_unique<QuorumWatchHandle>();
+    if (!quorum_silent) {
+      watch->answer = dispatcher_.createTimer([&listener] { listener.onQuorum(true); });
+      watch->answer->arm(Millis(0));
+    }
+    return std::unique_ptr<platform::Handle>(std::move(watch));
   }
+  bool quorum_silent = false;
   Result<std::vector<corosync::NodelistEntry>> readNodelist() override { return nodelist_; }
   Result<std::unique_ptr<cluster::FrameLink>> openFrameLink(
       uint16_t port, cluster::FrameLink::OnFrame on_frame) override {

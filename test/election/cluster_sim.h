@@ -42,6 +42,7 @@ class SimCluster {
     bool fencing = false;
     Millis resource_time = 20ms;  // how long a start or stop takes
     Millis fence_time = 50ms;
+    bool quorum_silent = false;  // votequorum never answers a node that starts
   };
 
   SimCluster(std::vector<std::pair<std::string, int>> nodes, Options opt) : opt_(opt) {
@@ -71,6 +72,8 @@ class SimCluster {
     Startup st{n.persisted_role == "ACTIVE", n.held, n.persisted_epoch};
     n.core = std::make_unique<ClusterCore>(cfg, now_, st);
     n.incarnation = ++incarnations_;
+    // votequorum answers at once, unless the test says it stays silent.
+    if (!opt_.quorum_silent) handle(name, n.core->onQuorum(now_, true));
     handle(name, n.core->onTick(now_));
     scheduleBeat(name, n.incarnation);
     scheduleTick(name);

@@ -329,6 +329,7 @@ TEST(ClusterCoreSettle, TheSettlePassingIsADeadlineOfItsOwn) {
   cfg.policy.health_settle = 300ms;
   Time t0{};
   ClusterCore core(cfg, t0, {});
+  core.onQuorum(t0, true);
   core.onHeartbeat(t0, backupBeat("lb2", 1000));
   ASSERT_EQ(core.role(), Role::kTakingOver);
   core.onResourcesStarted(t0);
@@ -359,6 +360,7 @@ TEST(ClusterCoreDeadline, APassedFailbackDelayIsNoDeadline) {
   cfg.policy.failback_delay = 0ms;
   Time t0{};
   ClusterCore core(cfg, t0, {});
+  core.onQuorum(t0, true);
   core.onHeartbeat(t0, activeBeat("lb1"));
   core.onTick(t0 + 100ms);
   ASSERT_EQ(core.role(), Role::kBackup);
@@ -452,6 +454,26 @@ TEST(ClusterSim, TiebreakerLossReleasesAndTheOtherSideTakesOver) {
 namespace tandem::election {
 namespace {
 
+// Issue 12: quorum is unknown, not true, until votequorum answers. A lone node that cannot
+// reach votequorum at boot stays out of the election, however long it waits; its first answer
+// lets it in.
+TEST(ClusterSim, ANodeThatVotequorumNeverAnsweredDoesNotBecomeActive) {
+  sim::SimCluster::Options opt;
+  opt.quorum_silent = true;
+  sim::SimCluster c({{"lb1", 200}}, opt);
+  c.start("lb1");
+  c.advance(std::chrono::seconds(10));
+  EXPECT_TRUE(c.activeNodes().empty());
+  EXPECT_EQ(c.role("lb1"), Role::kFault);
+  EXPECT_EQ(c.node("lb1").starts, 0);
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).quorate, std::nullopt) << "unknown, not false";
+  EXPECT_FALSE(c.node("lb1").core->heartbeat().quorate) << "peers hear no quorum";
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onQuorum(when, true); });
+  c.advance(std::chrono::seconds(3));
+  EXPECT_EQ(c.activeNodes(), std::vector<std::string>{"lb1"});
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).quorate, std::optional<bool>(true));
+}
+
 TEST(ClusterSim, QuorumGainedTogetherStillElectsThePreferredNode) {
   sim::SimCluster c({{"lb1", 200}, {"lb2", 100}}, {});
   c.start("lb1");
@@ -511,6 +533,7 @@ namespace {
 class ClusterCoreHeal : public ::testing::Test {
  protected:
   ClusterCoreHeal() : core_(config(), t0_, {}) {
+    core_.onQuorum(t0_, true);
     core_.onHeartbeat(t0_, backupBeat("lb2", 1000));
     core_.onResourcesStarted(t0_);
   }
