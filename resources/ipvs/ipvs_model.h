@@ -139,6 +139,11 @@ class Kernel {
   // Requests that changed the kernel (apply, setTimeouts) since the start: "a no-op re-apply
   // performs zero netlink writes" is checked with this.
   virtual uint64_t writes() const = 0;
+  // Requests made between cork() and the matching uncork() may go to the kernel together when
+  // uncork() comes (NetlinkKernel: one datagram for many); their order and completions are as
+  // without. Corks nest. A kernel that sends each at once needs neither.
+  virtual void cork() {}
+  virtual void uncork() {}
 };
 
 // One of the kernel's IPVS connection-sync daemons (IPVS_CMD_NEW_DAEMON / GET_DAEMON): the

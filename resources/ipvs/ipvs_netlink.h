@@ -42,6 +42,8 @@ class NetlinkKernel final : public Kernel, public SyncKernel {
   void timeouts(KernelDone<Timeouts> done) override;
   void setTimeouts(const Timeouts& t, KernelDone<void> done) override;
   uint64_t writes() const override { return writes_; }
+  void cork() override { socket_->cork(); }
+  void uncork() override { socket_->uncork(); }
 
   // The sync daemons. Starting or stopping one does not count in writes(): that counts the
   // table's changes.

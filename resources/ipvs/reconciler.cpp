@@ -330,6 +330,11 @@ void Reconciler::pump() {
   run.pumping = true;
   std::weak_ptr<bool> alive = alive_;
   const uint64_t gen = generation_;
+  // What this pump sends goes to the kernel together: a window's worth in one datagram. The
+  // kernel outlives the reconciler (its owner declares it first), so it is uncorked even when
+  // a completion ended the pass or the reconciler.
+  Kernel& kernel = kernel_;
+  kernel.cork();
   do {
     run.pump_again = false;
     while (!run.replan && !run.failure && run.next < run.ops.size() && run.in_flight < run.window &&
@@ -347,10 +352,14 @@ void Reconciler::pump() {
       kernel_.apply(run.ops[i], guard<void>([this, i](Result<void> r) {
                       onAnswer(run_->ops[i], std::move(r));
                     }));
-      if (alive.expired() || gen != generation_ || !run_) return;
+      if (alive.expired() || gen != generation_ || !run_) {
+        kernel.uncork();
+        return;
+      }
     }
   } while (run.pump_again);
   run.pumping = false;
+  kernel.uncork();
   if (run.in_flight == 0 && (run.replan || run.failure || run.next == run.ops.size())) {
     attemptDone();
   }

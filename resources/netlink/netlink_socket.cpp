@@ -91,6 +91,11 @@ void NetlinkSocket::request(std::vector<uint8_t> bytes, uint32_t seq, std::strin
     std::memcpy(&h, bytes.data(), sizeof h);
     p.dump = (h.nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
   }
+  if (!p.dump && corked_ > 0) {
+    gather(bytes, seq, std::move(p));
+    return;
+  }
+  flush();  // what was gathered goes first
   if (p.dump && dump_running_) {
     waiting_.push_back(Waiting{std::move(bytes), seq, std::move(p)});
     return;
@@ -99,11 +104,47 @@ void NetlinkSocket::request(std::vector<uint8_t> bytes, uint32_t seq, std::strin
 }
 
 void NetlinkSocket::send(std::vector<uint8_t> bytes, uint32_t seq, Pending p) {
+  ++sends_;
   if (mnl_socket_sendto(nl_, bytes.data(), bytes.size()) < 0) {
     post(std::move(p.done),
          fail(errnoError(errno, "cannot send to the kernel" + inParens(p.what))));
     return;
   }
+  sent(seq, std::move(p));
+}
+
+void NetlinkSocket::gather(const std::vector<uint8_t>& bytes, uint32_t seq, Pending p) {
+  // Each message starts where the kernel looks for the next one: at NLMSG_ALIGN of the last.
+  const size_t len = NLMSG_ALIGN(bytes.size());
+  if (outbox_.size() == kBatchMessages || batch_.size() + len > kBatchBytes) flush();
+  batch_.insert(batch_.end(), bytes.begin(), bytes.end());
+  batch_.resize(batch_.size() + (len - bytes.size()), 0);
+  outbox_.push_back(Gathered{seq, len, std::move(p)});
+}
+
+void NetlinkSocket::uncork() {
+  if (corked_ > 0 && --corked_ == 0) flush();
+}
+
+void NetlinkSocket::flush() {
+  if (outbox_.empty()) return;
+  std::vector<Gathered> out = std::move(outbox_);
+  outbox_.clear();
+  ++sends_;
+  const bool ok = mnl_socket_sendto(nl_, batch_.data(), batch_.size()) >= 0;
+  const int err = errno;
+  batch_.clear();
+  for (auto& g : out) {
+    if (ok) {
+      sent(g.seq, std::move(g.p));
+    } else {
+      post(std::move(g.p.done),
+           fail(errnoError(err, "cannot send to the kernel" + inParens(g.p.what))));
+    }
+  }
+}
+
+void NetlinkSocket::sent(uint32_t seq, Pending p) {
   if (p.dump) dump_running_ = true;
   p.deadline = dispatcher_.now() + p.timeout;
   const loop::MonoTime deadline = p.deadline;
@@ -188,6 +229,17 @@ void NetlinkSocket::onReadable() {
   // emulation (the VM lab), paid once per request by a first apply of 11,000 rules.
   if (rx_.empty()) rx_.resize(kReceiveBuffer / sizeof(uint64_t));
   std::weak_ptr<bool> alive = alive_;
+  // The requests the completions make go out together when the reading stops.
+  struct Cork {
+    NetlinkSocket& s;
+    std::weak_ptr<bool> alive;
+    explicit Cork(NetlinkSocket& socket) : s(socket), alive(socket.alive_) { s.cork(); }
+    ~Cork() {
+      if (!alive.expired()) s.uncork();
+    }
+    Cork(const Cork&) = delete;
+    Cork& operator=(const Cork&) = delete;
+  } cork(*this);
   const loop::MonoTime woke = dispatcher_.now();
   for (int i = 0; i < kReadsPerWake && dispatcher_.now() - woke < kWakeBudget; ++i) {
     ssize_t got = mnl_socket_recvfrom(nl_, rx_.data(), kReceiveBuffer);
@@ -234,6 +286,8 @@ void NetlinkSocket::onReadable() {
 
 Result<void> NetlinkSocket::exchangeNow(const std::vector<uint8_t>& bytes, uint32_t seq,
                                         const std::string& what, const Decoder& decoder) {
+  flush();
+  ++sends_;
   if (mnl_socket_sendto(nl_, bytes.data(), bytes.size()) < 0) {
     return fail(errnoError(errno, "cannot send to the kernel" + inParens(what)));
   }

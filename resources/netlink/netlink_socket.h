@@ -60,9 +60,22 @@ class NetlinkSocket {
 
   // Sends request (whose header carries seq) now, or, for a dump while another dump runs (a
   // netlink socket runs one dump at a time), once that one ends. what says what was asked,
-  // for the errors: "list the IPVS services".
+  // for the errors: "list the IPVS services". While the socket is corked, a request that is
+  // no dump waits for the uncork instead (below).
   void request(std::vector<uint8_t> bytes, uint32_t seq, std::string what, Millis timeout,
                Decoder decoder, Completion done);
+
+  // Between cork() and the matching uncork(), requests are gathered and then sent together,
+  // in the order they were made, as few datagrams as hold them (at most kBatchMessages
+  // messages and kBatchBytes each): the kernel runs the messages of one datagram in turn and
+  // answers each with a datagram of its own, so a batch costs one sendmsg instead of one per
+  // request and nothing else changes. Corks nest. A dump is never batched: what was gathered
+  // before it is sent first. The socket corks itself while it reads replies, so that requests
+  // the completions make (the next of a plan) go out together.
+  void cork() { ++corked_; }
+  void uncork();
+  static constexpr size_t kBatchMessages = 32;
+  static constexpr size_t kBatchBytes = 16384;
 
   // Calls done(result) from the loop soon: for a request that fails before it is sent (the
   // codec refused it), so that callers see one completion path.
@@ -75,9 +88,11 @@ class NetlinkSocket {
   [[nodiscard]] Result<void> exchangeNow(const std::vector<uint8_t>& bytes, uint32_t seq,
                                          const std::string& what, const Decoder& decoder);
 
-  size_t pending() const { return pending_.size() + waiting_.size(); }
+  size_t pending() const { return pending_.size() + waiting_.size() + outbox_.size(); }
   // Datagrams that matched no pending request (late replies to timed-out ones, strangers).
   uint64_t dropped() const { return dropped_; }
+  // sendmsg() calls made, batches and lone requests alike.
+  uint64_t sends() const { return sends_; }
 
  private:
   struct Pending {
@@ -93,10 +108,20 @@ class NetlinkSocket {
     uint32_t seq = 0;
     Pending p;
   };
+  struct Gathered {
+    uint32_t seq = 0;
+    size_t bytes = 0;  // its length in batch_
+    Pending p;
+  };
 
   NetlinkSocket(loop::Dispatcher& dispatcher, mnl_socket* nl, std::string name);
 
   void send(std::vector<uint8_t> bytes, uint32_t seq, Pending p);
+  void gather(const std::vector<uint8_t>& bytes, uint32_t seq, Pending p);
+  // Sends what was gathered, in datagrams of at most kBatchMessages and kBatchBytes.
+  void flush();
+  // Marks p in flight from now (its deadline), after its bytes went out.
+  void sent(uint32_t seq, Pending p);
   void onReadable();
   void onDeadline();
   void armDeadline();
@@ -115,6 +140,10 @@ class NetlinkSocket {
   std::unique_ptr<loop::Timer> post_timer_;
   std::map<uint32_t, Pending> pending_;
   std::vector<Waiting> waiting_;  // dumps queued behind the running one
+  int corked_ = 0;
+  std::vector<Gathered> outbox_;  // requests gathered while corked, in order
+  std::vector<uint8_t> batch_;    // their bytes, back to back (each is NLMSG_ALIGNed)
+  uint64_t sends_ = 0;
   bool dump_running_ = false;
   std::vector<std::pair<Completion, Result<void>>> posted_;
   std::vector<uint64_t> rx_;  // the receive buffer (8-byte aligned for the netlink headers)

@@ -62,6 +62,7 @@ class FakeIpvsKernel final : public Kernel {
 
   void apply(const Op& op, resources::ipvs::KernelDone<void> done) override {
     ++requests_;
+    if (corked_ > 0) ++corked_requests_;
     ++in_flight_;
     max_in_flight_ = std::max(max_in_flight_, in_flight_);
     later(
@@ -94,6 +95,13 @@ class FakeIpvsKernel final : public Kernel {
         [done](Error e) mutable { done(fail(std::move(e))); });
   }
   uint64_t writes() const override { return writes_; }
+  // Counted, not acted on: the fake answers each request as it would without.
+  void cork() override { ++corked_; }
+  void uncork() override { --corked_; }
+  // How deep the corks are now (0 when every cork() was matched), and the requests made under
+  // one.
+  int corkDepth() const { return corked_; }
+  size_t corkedRequests() const { return corked_requests_; }
 
   // A request answered at once, whatever the dispatcher: for tests of the planner alone.
   Result<void> applyNow(const Op& op) {
@@ -308,6 +316,8 @@ class FakeIpvsKernel final : public Kernel {
   uint64_t writes_ = 0;
   size_t requests_ = 0;
   size_t dumps_ = 0;
+  int corked_ = 0;
+  size_t corked_requests_ = 0;
   std::vector<Op> applied_;
 };
 
@@ -327,6 +337,8 @@ class KernelView final : public Kernel {
     k_.setTimeouts(t, std::move(done));
   }
   uint64_t writes() const override { return k_.writes(); }
+  void cork() override { k_.cork(); }
+  void uncork() override { k_.uncork(); }
 
  private:
   Kernel& k_;

@@ -173,6 +173,93 @@ TEST_F(NetlinkSocketTest, ACompletionMayDestroyTheSocket) {
   EXPECT_EQ(socket_, nullptr);
 }
 
+// NLMSG_NOOP with NLM_F_ACK: the kernel answers with a bare ack, a datagram of its own.
+std::vector<uint8_t> noopAck(uint32_t seq) {
+  return message(NLMSG_NOOP, NLM_F_REQUEST | NLM_F_ACK, seq);
+}
+
+TEST_F(NetlinkSocketTest, CorkedRequestsGoOutInOneSendAndEachIsAnsweredAlone) {
+  const uint64_t sends = socket_->sends();
+  std::vector<int> done;
+  int datagrams = 0;
+  socket_->cork();
+  for (int i = 0; i < 5; ++i) {
+    const uint32_t seq = socket_->nextSeq();
+    socket_->request(noopAck(seq), seq, "noop", 1000ms, untilDone(datagrams),
+                     [&, i](Result<void> r) {
+                       EXPECT_TRUE(r.has_value()) << r.error().message;
+                       done.push_back(i);
+                     });
+  }
+  EXPECT_EQ(socket_->sends(), sends) << "nothing goes out while corked";
+  EXPECT_EQ(socket_->pending(), 5u);
+  socket_->uncork();
+  EXPECT_EQ(socket_->sends(), sends + 1) << "one datagram for the five";
+  readable(10);
+  EXPECT_EQ(done, (std::vector<int>{0, 1, 2, 3, 4})) << "each answered, in order";
+  EXPECT_EQ(datagrams, 5) << "one ack datagram each";
+  EXPECT_EQ(socket_->pending(), 0u);
+}
+
+TEST_F(NetlinkSocketTest, ABatchHoldsAtMostKBatchMessages) {
+  const uint64_t sends = socket_->sends();
+  const size_t n = 2 * NetlinkSocket::kBatchMessages + 3;
+  size_t ok = 0;
+  int datagrams = 0;
+  socket_->cork();
+  socket_->cork();  // nested: only the outer uncork sends
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t seq = socket_->nextSeq();
+    socket_->request(noopAck(seq), seq, "noop", 1000ms, untilDone(datagrams),
+                     [&](Result<void> r) { ok += r.has_value(); });
+  }
+  EXPECT_EQ(socket_->sends(), sends + 2) << "each full batch went out as it filled";
+  socket_->uncork();
+  EXPECT_EQ(socket_->sends(), sends + 2);
+  socket_->uncork();
+  EXPECT_EQ(socket_->sends(), sends + 3);
+  readable(20);
+  EXPECT_EQ(ok, n);
+}
+
+TEST_F(NetlinkSocketTest, ADumpMadeWhileCorkedGoesAfterWhatWasGathered) {
+  std::vector<char> order;
+  int a = 0, b = 0;
+  socket_->cork();
+  const uint32_t first = socket_->nextSeq();
+  socket_->request(noopAck(first), first, "noop", 1000ms, untilDone(a),
+                   [&](Result<void>) { order.push_back('a'); });
+  const uint64_t sends = socket_->sends();
+  const uint32_t second = socket_->nextSeq();
+  socket_->request(message(RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, second), second, "list", 1000ms,
+                   untilDone(b), [&](Result<void>) { order.push_back('b'); });
+  EXPECT_EQ(socket_->sends(), sends + 2) << "the gathered request, then the dump";
+  socket_->uncork();
+  EXPECT_EQ(socket_->sends(), sends + 2);
+  readable(40);
+  EXPECT_EQ(order, (std::vector<char>{'a', 'b'}));
+}
+
+// The requests that completions make while replies are read (the next of a plan) go out
+// together when the reading stops.
+TEST_F(NetlinkSocketTest, RequestsMadeByCompletionsGoOutTogether) {
+  int datagrams = 0;
+  size_t followers = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t seq = socket_->nextSeq();
+    socket_->request(noopAck(seq), seq, "noop", 1000ms, untilDone(datagrams), [&](Result<void>) {
+      const uint32_t next = socket_->nextSeq();
+      socket_->request(noopAck(next), next, "next", 1000ms, untilDone(datagrams),
+                       [&](Result<void> r) { followers += r.has_value(); });
+    });
+  }
+  const uint64_t sends = socket_->sends();
+  readable();  // reads the four acks in one wake
+  EXPECT_EQ(socket_->sends(), sends + 1) << "the four requests they made, in one datagram";
+  readable();
+  EXPECT_EQ(followers, 4u);
+}
+
 TEST(NetlinkRoute, ADatagramIsRoutedByItsFirstHeaderOrRefused) {
   std::vector<uint8_t> m = message(RTM_GETLINK, NLM_F_REQUEST, 42);
   auto r = routeDatagram(m);

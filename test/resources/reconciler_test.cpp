@@ -684,6 +684,31 @@ TEST_F(ReconcileLoopTest, AnElevenThousandRequestApplyLetsOtherTimersRunOnTime) 
   loop.stop();
 }
 
+// Every request of a pass is made under a cork, so NetlinkKernel sends each window's worth as
+// one datagram; every cork is lifted, or the socket would hold the next requests back.
+TEST_F(ReconcileLoopTest, EveryRequestOfAPassIsCorkedAndEveryCorkLifted) {
+  kernel_.setLatency(1ms);
+  IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());
+  loop.configure(bigConfig());
+  dispatcher_.advance(1000ms);
+  ASSERT_EQ(loop.passes(), 1u);
+  EXPECT_EQ(kernel_.requests(), 11000u);
+  EXPECT_EQ(kernel_.corkedRequests(), 11000u);
+  EXPECT_EQ(kernel_.corkDepth(), 0);
+  loop.stop();
+}
+
+TEST_F(ReconcileLoopTest, AKernelThatAnswersAtOnceIsUncorkedToo) {
+  fakes::FakeIpvsKernel instant;
+  IpvsReconcileLoop loop(dispatcher_, instant, log_.sink());
+  loop.configure(bigConfig());
+  dispatcher_.advance(0ms);
+  ASSERT_EQ(loop.passes(), 1u);
+  EXPECT_EQ(instant.corkedRequests(), 11000u);
+  EXPECT_EQ(instant.corkDepth(), 0);
+  loop.stop();
+}
+
 TEST_F(ReconcileLoopTest, ASilentKernelIsATimeoutLoggedAndTheLoopGoesOn) {
   kernel_.silence(1000ms);
   IpvsReconcileLoop loop(dispatcher_, kernel_, log_.sink());

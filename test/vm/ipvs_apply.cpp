@@ -8,6 +8,8 @@
 // Prints machine-readable lines on stdout, one "key=value" each:
 //   writes=N          netlink requests that changed the kernel (NetlinkKernel::writes() delta,
 //                     the reconcile and the global timeouts together)
+//   sends=N           sendmsg() calls of the whole run, the family lookup and the dumps among
+//                     them (the reconciler sends a window of requests in one datagram)
 //   reconcile_ms=X    wall time of Reconciler::reconcile() alone (dump, plan, apply), ms
 //   services=N, destinations=N (the desired table), applied=N, replans=N, drift=N, dumps=N
 //                     (the report)
@@ -224,6 +226,7 @@ int main(int argc, char** argv) {
 
   std::printf("writes=%llu\n", static_cast<unsigned long long>(kernel.writes() - before));
   std::printf("reconcile_ms=%.3f\n", reconcile_ms);
+  std::printf("sends=%llu\n", static_cast<unsigned long long>(kernel.socket().sends()));
   std::printf("services=%zu\ndestinations=%zu\napplied=%zu\nreplans=%zu\ndrift=%zu\ndumps=%zu\n",
               desired.services.size(), dests, report->applied, report->replans, report->drift,
               report->dumps);
