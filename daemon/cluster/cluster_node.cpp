@@ -108,6 +108,7 @@ election::CoreConfig coreConfig(const config::Config& cfg, const std::string& se
                                cfg.sync.min_share,
                                cfg.sync.max_wait};
   cc.fencing = cfg.cluster.fence.command.has_value();
+  cc.ignore_quorum = cfg.cluster.no_quorum_policy == config::NoQuorumPolicy::kIgnore;
   return cc;
 }
 

@@ -15,6 +15,10 @@
 namespace tandem::config {
 
 enum class FailbackPolicy { kAuto, kManual, kDelayed };
+// What a director does without quorum (votequorum says not quorate, or has not answered yet):
+// kStop, it does not become or stay ACTIVE; kIgnore, it acts as though quorate (Pacemaker's
+// no-quorum-policy=ignore: for a pair without corosync's votequorum, or a lab).
+enum class NoQuorumPolicy { kStop, kIgnore };
 
 // A command is either a shell line (run with /bin/sh -c) or an argv vector run directly.
 struct Command {
@@ -57,6 +61,7 @@ struct Cluster {
   Millis group_heartbeat_interval{500};
   FailbackPolicy failback = FailbackPolicy::kManual;
   Millis failback_delay{0};
+  NoQuorumPolicy no_quorum_policy = NoQuorumPolicy::kStop;
   Tiebreaker tiebreaker;
   Fence fence;
   bool operator==(const Cluster&) const = default;

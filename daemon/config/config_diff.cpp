@@ -107,6 +107,8 @@ void diffCluster(const Cluster& a, const Cluster& b, Collector& c) {
             showDuration);
   c.compare(s, "failback", a.failback, b.failback, failbackName);
   c.compare(s, "failback_delay", a.failback_delay, b.failback_delay, showDuration);
+  c.compare(s, "no_quorum_policy", a.no_quorum_policy, b.no_quorum_policy,
+            [](NoQuorumPolicy p) { return p == NoQuorumPolicy::kIgnore ? "ignore" : "stop"; });
   if (!(a.tiebreaker == b.tiebreaker)) {
     c.change(s, "tiebreaker " + joinAddresses(a.tiebreaker.targets) + " every " +
                     formatDuration(a.tiebreaker.interval) + " -> " +

@@ -311,6 +311,11 @@ class Loader {
                                                        {"delayed", FailbackPolicy::kDelayed}})) {
       c.failback = *v;
     }
+    if (auto v = r.choice<NoQuorumPolicy>(
+            "no_quorum_policy",
+            {{"stop", NoQuorumPolicy::kStop}, {"ignore", NoQuorumPolicy::kIgnore}})) {
+      c.no_quorum_policy = *v;
+    }
     auto delay = r.duration("failback_delay", 0ms, 24h);
     if (delay) c.failback_delay = *delay;
     bool delay_broken = r.has("failback_delay") && !delay;

@@ -325,7 +325,7 @@ void ClusterCore::expirePeers(Time now, Actions& out) {
 }
 
 bool ClusterCore::selfFit() const {
-  return health_ > 0 && tiebreaker_ok_ && quorate_.value_or(false) && !resource_fault_;
+  return health_ > 0 && tiebreaker_ok_ && quorumOk() && !resource_fault_;
 }
 
 bool ClusterCore::someoneElseHolds() const {
@@ -339,7 +339,7 @@ Candidate ClusterCore::selfCandidate(Time now) const {
   c.priority = config_.priority;
   c.health = health_;
   c.standby = standby_;
-  c.quorate = quorate_.value_or(false);
+  c.quorate = quorumOk();
   c.tiebreaker_ok = tiebreaker_ok_;
   c.fault = resource_fault_;
   c.claims_active = holdsResources(role_);
@@ -379,11 +379,11 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
     return RoleEvent::kStandbyOff;
   }
   if (!fit && inElection(role_)) {
-    last_reason_ = health_ <= 0      ? "health is 0"
-                   : !tiebreaker_ok_ ? "no tiebreaker target answers"
-                   : !quorate_       ? "quorum not known yet (votequorum has not answered)"
-                   : !*quorate_      ? "quorum lost"
-                                     : "a resource failed";
+    last_reason_ = health_ <= 0               ? "health is 0"
+                   : !tiebreaker_ok_          ? "no tiebreaker target answers"
+                   : !quorumOk() && !quorate_ ? "quorum not known yet (votequorum has not answered)"
+                   : !quorumOk()              ? "quorum lost"
+                                              : "a resource failed";
     return RoleEvent::kHealthLost;
   }
   if (fit && role_ == Role::kFault) {
@@ -555,7 +555,7 @@ Heartbeat ClusterCore::heartbeat() const {
   hb.priority = static_cast<uint8_t>(std::clamp(config_.priority, 0, 255));
   hb.health = static_cast<uint16_t>(std::clamp(health_, 0, 1000));
   hb.standby = standby_;
-  hb.quorate = quorate_.value_or(false);
+  hb.quorate = quorumOk();
   hb.tiebreaker_ok = tiebreaker_ok_;
   // In INIT a node that finds its resources in place says so, so that nobody takes over on
   // top of them while it decides whether to resume.

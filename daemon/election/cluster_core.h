@@ -20,6 +20,8 @@ struct CoreConfig {
   Millis dead_time{1000};
   Policy policy;
   bool fencing = false;  // a fence command is configured
+  // no_quorum_policy = "ignore": quorum counts as held whatever votequorum says or does not say.
+  bool ignore_quorum = false;
 };
 
 // What the shell must do. Returned in order; the shell carries them out and reports results
@@ -128,6 +130,9 @@ class ClusterCore {
   void apply(Time now, RoleEvent ev, Actions& out);
   Candidate selfCandidate(Time now) const;
   bool selfFit() const;
+  // Quorum as the election counts it: votequorum's answer (none yet: no quorum), or always
+  // held under no_quorum_policy = "ignore".
+  bool quorumOk() const { return config_.ignore_quorum || quorate_.value_or(false); }
   bool someoneElseHolds() const;
   bool settling(Time now) const;
   std::optional<std::string> activeView() const;

@@ -43,6 +43,7 @@ class SimCluster {
     Millis resource_time = 20ms;  // how long a start or stop takes
     Millis fence_time = 50ms;
     bool quorum_silent = false;  // votequorum never answers a node that starts
+    bool ignore_quorum = false;  // no_quorum_policy = "ignore"
   };
 
   SimCluster(std::vector<std::pair<std::string, int>> nodes, Options opt) : opt_(opt) {
@@ -69,6 +70,7 @@ class SimCluster {
     cfg.dead_time = opt_.dead_time;
     cfg.policy = opt_.policy;
     cfg.fencing = opt_.fencing;
+    cfg.ignore_quorum = opt_.ignore_quorum;
     Startup st{n.persisted_role == "ACTIVE", n.held, n.persisted_epoch};
     n.core = std::make_unique<ClusterCore>(cfg, now_, st);
     n.incarnation = ++incarnations_;

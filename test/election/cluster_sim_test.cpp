@@ -474,6 +474,23 @@ TEST(ClusterSim, ANodeThatVotequorumNeverAnsweredDoesNotBecomeActive) {
   EXPECT_EQ(c.node("lb1").core->status(c.now()).quorate, std::optional<bool>(true));
 }
 
+// no_quorum_policy = "ignore": a pair without votequorum acts as though quorate, and a
+// "not quorate" answer changes nothing either.
+TEST(ClusterSim, UnderTheIgnorePolicyNoQuorumAnswerIsNeeded) {
+  sim::SimCluster::Options opt;
+  opt.quorum_silent = true;
+  opt.ignore_quorum = true;
+  sim::SimCluster c({{"lb1", 200}, {"lb2", 100}}, opt);
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(std::chrono::seconds(5));
+  EXPECT_EQ(c.activeNodes(), std::vector<std::string>{"lb1"});
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onQuorum(when, false); });
+  c.advance(std::chrono::seconds(3));
+  EXPECT_EQ(c.activeNodes(), std::vector<std::string>{"lb1"});
+  EXPECT_EQ(c.node("lb1").starts, 1) << "no role change";
+}
+
 TEST(ClusterSim, QuorumGainedTogetherStillElectsThePreferredNode) {
   sim::SimCluster c({{"lb1", 200}, {"lb2", 100}}, {});
   c.start("lb1");
