@@ -1,5 +1,6 @@
 #include "cluster/cluster_node.h"
 
+#include <openssl/crypto.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -77,11 +78,12 @@ Result<wire::KeyRing> loadKeyRing(const config::Config& cfg, const config::FileS
   wire::KeyRing ring;
   for (const config::AuthKey& k : cfg.cluster.keys) {
     std::string path = cfg.keyPath(k);
-    auto text = fs.readFile(path, 4096);
+    auto text = fs.readSecret(path, wire::KeyRing::kMinSecretBytes, wire::KeyRing::kMaxSecretBytes);
     if (!text)
       return fail(text.error().code, "key " + std::to_string(k.id) + ": " + text.error().message);
     auto added = ring.add(static_cast<uint16_t>(k.id), tandem::asBytes(*text));
-    std::fill(text->begin(), text->end(), '\0');
+    // OPENSSL_cleanse, not std::fill: a store to memory about to be freed may be optimised away.
+    OPENSSL_cleanse(text->data(), text->size());
     if (!added)
       return fail(added.error().code,
                   "key " + std::to_string(k.id) + " (" + path + "): " + added.error().message);

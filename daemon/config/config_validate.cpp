@@ -74,21 +74,18 @@ class Validator {
                                 " does not exist; create it with "
                                 "`tandem keygen " +
                                 path + "` and copy it to every node");
+      } else if (info->symlink) {
+        error(pos_.keys[i], id + ": the key file " + path +
+                                " is a symbolic link, which tandem does not follow; point file "
+                                "at the key itself");
       } else if (!info->regular) {
         error(pos_.keys[i], id + ": " + path +
                                 " is not a regular file; point file at the key "
                                 "written by `tandem keygen`");
       } else if ((info->mode & 077) != 0) {
-        char mode[16];
-        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info->mode & 07777));
-        error(pos_.keys[i], id + ": the key file " + path + " has mode " + mode +
-                                ", so its group or others have access; run `chmod 0600 " + path +
-                                "`");
+        error(pos_.keys[i], id + ": " + secretModeError(path, info->mode));
       } else if (info->size < 16 || info->size > 4096) {
-        error(pos_.keys[i], id + ": the key file " + path + " has " + std::to_string(info->size) +
-                                " bytes; a key has 16 to 4096 "
-                                "bytes, write a new one with `tandem keygen " +
-                                path + "`");
+        error(pos_.keys[i], id + ": " + secretSizeError(path, info->size, 16, 4096));
       }
     }
   }

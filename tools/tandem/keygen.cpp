@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "common/state_files.h"
 
 namespace tandem::cli {
 
@@ -16,30 +18,49 @@ namespace {
 
 constexpr size_t kKeyBytes = 32;  // HMAC-SHA256 wants at least its block's worth of entropy
 
+// --force: the new key goes to a temporary beside the old one and is renamed over it, so the
+// live key is never truncated: a tandemd that reads it meanwhile (a reload) gets the old key
+// or the new one whole, and a failed write leaves the old one in place.
+bool replaceKey(const std::string& path, std::string& key) {
+  auto written = writeFileAtomically(path, key, 0600);
+  OPENSSL_cleanse(key.data(), key.size());
+  if (!written) {
+    std::cerr << "tandem keygen: " << written.error().message << "; the old key is unchanged\n";
+    return false;
+  }
+  return true;
+}
+
+// Without --force: O_EXCL, since overwriting a live key splits the cluster until every node has
+// the new one.
+bool createKey(const std::string& path, std::string& key) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    int err = errno;
+    OPENSSL_cleanse(key.data(), key.size());
+    std::cerr << "tandem keygen: cannot create " << path << ": " << std::strerror(err)
+              << (err == EEXIST ? " (pass --force to replace it)" : "") << "\n";
+    return false;
+  }
+  bool ok = ::fchmod(fd, 0600) == 0 &&
+            ::write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size());
+  ok = (::fsync(fd) == 0) && ok;
+  ::close(fd);
+  OPENSSL_cleanse(key.data(), key.size());
+  if (!ok) {
+    std::cerr << "tandem keygen: writing " << path << " failed; remove it and try again\n";
+  }
+  return ok;
+}
+
 int keygen(const std::string& path, bool force, const GlobalOptions& global) {
-  unsigned char key[kKeyBytes];
-  if (RAND_bytes(key, sizeof key) != 1) {
+  std::string key(kKeyBytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(key.data()), static_cast<int>(key.size())) != 1) {
+    OPENSSL_cleanse(key.data(), key.size());
     std::cerr << "tandem keygen: the OpenSSL random generator failed; nothing was written\n";
     return kExitFailed;
   }
-  // O_EXCL unless --force: overwriting a live key splits the cluster until every node has it.
-  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL);
-  int fd = ::open(path.c_str(), flags, 0600);
-  if (fd < 0) {
-    int err = errno;
-    std::cerr << "tandem keygen: cannot create " << path << ": " << std::strerror(err)
-              << (err == EEXIST ? " (pass --force to replace it)" : "") << "\n";
-    return kExitFailed;
-  }
-  bool ok =
-      ::fchmod(fd, 0600) == 0 && ::write(fd, key, sizeof key) == static_cast<ssize_t>(sizeof key);
-  ok = (::fsync(fd) == 0) && ok;
-  ::close(fd);
-  OPENSSL_cleanse(key, sizeof key);
-  if (!ok) {
-    std::cerr << "tandem keygen: writing " << path << " failed; remove it and try again\n";
-    return kExitFailed;
-  }
+  if (!(force ? replaceKey(path, key) : createKey(path, key))) return kExitFailed;
   if (global.json) {
     std::cout << nlohmann::json{{"file", path}, {"bytes", kKeyBytes}, {"mode", "0600"}}.dump(2)
               << "\n";
