@@ -1,6 +1,7 @@
 #include "platform/linux_platform.h"
 
 #include <openssl/rand.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include "ipc/ipc_server.h"
 #include "ipvs/ipvs_netlink.h"
 #include "ping/raw_echo_transport.h"
+#include "platform/random16.h"
 #include "vip/netlink_address_table.h"
 
 namespace tandem::platform {
@@ -66,9 +68,22 @@ uint64_t LinuxPlatform::wallClockMs() {
 }
 
 uint16_t LinuxPlatform::random16() {
-  uint16_t random = 0;
-  RAND_bytes(reinterpret_cast<unsigned char*>(&random), sizeof random);
-  return random;
+  const Random16 r = random16From(
+      [](uint8_t* out, size_t n) { return RAND_bytes(out, static_cast<int>(n)) == 1; },
+      [](uint8_t* out, size_t n) {
+        return ::getrandom(out, n, GRND_NONBLOCK) == static_cast<ssize_t>(n);
+      },
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  if (r.source != RandomSource::kOpenSsl && !random_fallback_logged_) {
+    random_fallback_logged_ = true;
+    logger().log(LogLevel::kWarning,
+                 std::string("the OpenSSL random generator failed (RAND_bytes); random bits now "
+                             "come from ") +
+                     (r.source == RandomSource::kKernel ? "the kernel (getrandom)"
+                                                        : "the clock, as getrandom failed too") +
+                     ", which only spread timers and tell runs apart; the keys are unaffected");
+  }
+  return r.value;
 }
 
 Result<std::unique_ptr<corosync::GroupBus>> LinuxPlatform::openGroupBus(

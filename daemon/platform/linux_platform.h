@@ -65,6 +65,7 @@ class LinuxPlatform final : public Platform {
   resources::announce::LinuxPacketSocketOpener packet_sockets_;
   resources::sysctl::ProcSysctl sysctl_;
   ipc::PosixUserDb users_;
+  bool random_fallback_logged_ = false;
 };
 
 }  // namespace tandem::platform
