@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "cluster/frame_apply.h"
 #include "cluster/udp_link.h"
 #include "wire/incarnation.h"
 
@@ -440,16 +441,7 @@ void ClusterNode::onFrame(std::span<const uint8_t> bytes, const std::string& pat
     env_.log(LogLevel::kDebug, line);
     return;
   }
-  if (const auto* hb = std::get_if<wire::Heartbeat>(&m->body)) {
-    wire::Heartbeat from = *hb;
-    from.sender = m->frame.sender;
-    from.incarnation = m->frame.incarnation;
-    handle(core_.onHeartbeat(now(), from));
-  } else if (const auto* rel = std::get_if<wire::Release>(&m->body)) {
-    if (rel->kind == wire::ReleaseKind::kReleased) {
-      handle(core_.onRelease(now(), m->frame.sender, rel->epoch));
-    }
-  }
+  handle(applyMessage(core_, now(), *m));
 }
 
 void ClusterNode::runFence(const std::string& peer) {
