@@ -21,6 +21,57 @@ std::string forwardingName(Forwarding f) {
   return "?";
 }
 
+// Why addr/length cannot be a VIP, one host's address on a link; nullopt when it can be.
+std::optional<std::string> vipAddressProblem(const IpPrefix& p) {
+  const IpAddress& a = p.address;
+  const bool v4 = a.family == Family::kInet;
+  if (a.isUnspecified()) return "is the unspecified address, which no host answers for";
+  if (a.isMulticast()) return "is a multicast address, not one host's";
+  if (v4 ? a.bytes[0] == 127 : (a == *IpAddress::parse("::1"))) {
+    return "is a loopback address, which never leaves the director";
+  }
+  if (!v4 && std::all_of(a.bytes.begin(), a.bytes.begin() + 10, [](uint8_t b) { return b == 0; }) &&
+      a.bytes[10] == 0xff && a.bytes[11] == 0xff) {
+    return "is an IPv4-mapped IPv6 address; write the IPv4 address itself, e.g. " +
+           std::to_string(a.bytes[12]) + "." + std::to_string(a.bytes[13]) + "." +
+           std::to_string(a.bytes[14]) + "." + std::to_string(a.bytes[15]) + "/24";
+  }
+  const int shortest = v4 ? 8 : 16;
+  if (p.length < shortest) {
+    return "has the prefix /" + std::to_string(p.length) +
+           ", which would make that much of the Internet on-link on the interface (the kernel "
+           "adds a route for it); use the interface's own prefix, at least /" +
+           std::to_string(shortest);
+  }
+  if (v4 && p.length <= 30) {
+    const uint32_t host = uint32_t{a.bytes[0]} << 24 | uint32_t{a.bytes[1]} << 16 |
+                          uint32_t{a.bytes[2]} << 8 | a.bytes[3];
+    const uint32_t hostmask = p.length == 0 ? ~0u : (1u << (32 - p.length)) - 1;
+    if ((host & hostmask) == 0)
+      return "is the network address of its /" + std::to_string(p.length) + ", not a host's";
+    if ((host & hostmask) == hostmask)
+      return "is the broadcast address of its /" + std::to_string(p.length) + ", not a host's";
+  }
+  return std::nullopt;
+}
+
+// Why a check of this type cannot probe a service of this protocol; nullopt when it can.
+std::optional<std::string> checkProtocolProblem(CheckType t, Protocol p) {
+  const bool stream = t == CheckType::kTcp || t == CheckType::kHttp || t == CheckType::kHttps ||
+                      t == CheckType::kSmtp;
+  if (p == Protocol::kUdp && stream) {
+    return std::string(t == CheckType::kTcp ? "a " : "an ") + checkTypeName(t) +
+           " check opens a TCP connection, which a UDP service does not answer; use type "
+           "\"udp\", \"dns\" or \"exec\"";
+  }
+  if (p != Protocol::kUdp && t == CheckType::kUdp) {
+    return std::string("a udp check sends a datagram, which a ") +
+           (p == Protocol::kTcp ? "TCP" : "SCTP") +
+           " service does not answer; use type \"tcp\" (or http, https, smtp, exec)";
+  }
+  return std::nullopt;
+}
+
 // The checks that need more than one table at a time: duplicates, references between tables,
 // key files on disk, families that must agree.
 class Validator {
@@ -38,18 +89,49 @@ class Validator {
 
   void checkNodes(const Config& cfg) {
     std::set<std::string> names;
+    std::map<IpAddress, std::string> addresses;
     for (size_t i = 0; i < cfg.nodes.size(); ++i) {
-      if (!names.insert(cfg.nodes[i].name).second) {
-        error(pos_.nodes[i], "node \"" + cfg.nodes[i].name +
+      const Node& n = cfg.nodes[i];
+      if (!names.insert(n.name).second) {
+        error(pos_.nodes[i], "node \"" + n.name +
                                  "\" is defined twice; each "
                                  "[[node]] needs its own name");
+        continue;
+      }
+      if (!n.address) continue;
+      auto [it, fresh] = addresses.emplace(*n.address, n.name);
+      if (!fresh) {
+        error(pos_.nodes[i], "nodes \"" + it->second + "\" and \"" + n.name +
+                                 "\" share the address " + n.address->toString() +
+                                 ", so each would take the other's heartbeats for its own; give "
+                                 "each node its own address");
       }
     }
+  }
+
+  // The node whose address a is, if any.
+  const Node* nodeAt(const Config& cfg, const IpAddress& a) const {
+    for (const auto& n : cfg.nodes) {
+      if (n.address && *n.address == a) return &n;
+    }
+    return nullptr;
   }
 
   // A director cut off from its peer and from the targets must learn that it reaches no target
   // before dead_time has passed since the peer's last heartbeat, or it takes over first.
   void checkTiebreaker(const Config& cfg) {
+    for (const IpAddress& t : cfg.cluster.tiebreaker.targets) {
+      const Node* n = nodeAt(cfg, t);
+      const bool vip = coveredByVip(cfg, t);
+      if (n || vip) {
+        error(pos_.tiebreaker,
+              "tiebreaker target " + t.toString() + " is " +
+                  (n ? "node \"" + n->name + "\"'s address" : std::string("a VIP")) +
+                  ", which the cluster itself answers, so it cannot tell a director cut off from "
+                  "the network from one that is not; name a target outside the cluster, such as "
+                  "the gateway");
+      }
+    }
     const Tiebreaker& t = cfg.cluster.tiebreaker;
     if (t.targets.empty()) return;
     Millis budget = cfg.cluster.dead_time - cfg.cluster.heartbeat_interval;
@@ -103,6 +185,14 @@ class Validator {
               "VIP " + v.address.address.toString() + " is defined twice (first at line " +
                   std::to_string(pos_.vips[it->second].address.line) + "); remove one");
       }
+      if (auto why = vipAddressProblem(v.address)) {
+        error(pos_.vips[i].address, "VIP " + v.address.toString() + " " + *why);
+      } else if (const Node* n = nodeAt(cfg, v.address.address)) {
+        error(pos_.vips[i].address,
+              "VIP " + v.address.toString() + " is node \"" + n->name +
+                  "\"'s own address, which must stay on that node whatever its role; give the "
+                  "VIP an address of its own");
+      }
       if (!v.interface.empty() && !interfaces.count(v.interface)) {
         std::vector<std::string> all(interfaces.begin(), interfaces.end());
         error(pos_.vips[i].interface,
@@ -147,6 +237,13 @@ class Validator {
                                  "(add a [[vip]] for " +
                                  vs.address->address.toString() + " if it should)");
       }
+      checkCheck(vs.check, vs.protocol, pos.table, "the check of " + vs.name);
+      if (vs.fallback && vs.address && *vs.fallback == *vs.address) {
+        error(pos.fallback, "the fallback of " + vs.name + " is the virtual service " +
+                                vs.address->toString() +
+                                " itself, which would send its traffic back to itself; name "
+                                "the sorry server's own address");
+      }
       Family fam = vs.family();
       if (vs.fallback && vs.fallback->address.family != fam) {
         error(pos.fallback, std::string(familyName(vs.fallback->address.family)) + " fallback " +
@@ -159,6 +256,15 @@ class Validator {
         const RealServer& rs = vs.real_servers[j];
         const RealPos& rpos = pos.reals[j];
         if (!rpos.ok) continue;
+        if (vs.address && rs.address == *vs.address) {
+          error(rpos.address, "real server " + rs.address.toString() + " of " + vs.name +
+                                  " is the virtual service itself, which would send its traffic "
+                                  "back to itself; name the real server's own address");
+        }
+        if (!(rs.check == vs.check)) {
+          checkCheck(rs.check, vs.protocol, rpos.address,
+                     "the check of real server " + rs.address.toString() + " in " + vs.name);
+        }
         auto [rit, rfresh] = reals.emplace(rs.address, j);
         if (!rfresh) {
           error(rpos.address, "real server " + rs.address.toString() + " is listed twice in " +
@@ -200,6 +306,18 @@ class Validator {
   }
 
  private:
+  // One check, once: a virtual server's at its table, a real server's own override at it.
+  void checkCheck(const Check& c, Protocol protocol, Position at, const std::string& what) {
+    if (c.type == CheckType::kNone) return;
+    if (c.timeout > c.interval) {
+      error(at, what + " waits up to " + formatDuration(c.timeout) +
+                    " for an answer but is meant to run every " + formatDuration(c.interval) +
+                    ": a real server that hangs would be seen down only after fall x " +
+                    formatDuration(c.timeout) + "; make the timeout at most the interval");
+    }
+    if (auto why = checkProtocolProblem(c.type, protocol)) error(at, what + ": " + *why);
+  }
+
   void error(Position p, const std::string& msg) {
     ctx_.diags.error(ctx_.file, p.line, p.column, msg);
   }

@@ -110,7 +110,7 @@ path = "/index.html"
 expect_body = "Test Page"
 expect_status = ["200", "301-302"]
 interval = "2s"
-timeout = "10s"
+timeout = "1500ms"
 [[virtual_server.real_server]]
 address = "203.0.113.11"
 weight = 3
@@ -136,7 +136,7 @@ rise = 5
   ASSERT_EQ(a.check.expect_status.size(), 2u);
   EXPECT_EQ(a.check.expect_status[1].low, 301);
   EXPECT_EQ(a.check.expect_status[1].high, 302);
-  EXPECT_EQ(a.check.timeout, 10000ms);
+  EXPECT_EQ(a.check.timeout, 1500ms);
   const RealServer& b = vs.real_servers[1];
   EXPECT_EQ(b.address.port, 8080);
   EXPECT_EQ(b.check.type, CheckType::kTcp) << "the override changes the type";

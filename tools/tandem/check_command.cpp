@@ -81,12 +81,17 @@ int run(const CheckArgs& a, const GlobalOptions& global) {
     }
     check += s.substr(0, eq) + " = " + tomlValue(s.substr(eq + 1)) + "\n";
   }
-  const std::string text = std::string("[cluster]\nname = \"check\"\n[[cluster.key]]\nid = 1\n") +
-                           "file = \"" + kKeyPath + "\"\n[[node]]\nname = \"cli\"\n" +
-                           "[[virtual_server]]\nname = \"check\"\naddress = \"" +
-                           endpoint->toString() + "\"\n[virtual_server.check]\n" + check +
-                           "[[virtual_server.real_server]]\naddress = \"" + endpoint->toString() +
-                           "\"\n";
+  // The virtual service around the one real server: on the next port, so that the two are not
+  // one address (which the config refuses), and of the protocol the check speaks.
+  Endpoint service = *endpoint;
+  service.port = endpoint->port == 65535 ? 65534 : endpoint->port + 1;
+  const char* protocol = a.type == "udp" || a.type == "dns" ? "udp" : "tcp";
+  const std::string text =
+      std::string("[cluster]\nname = \"check\"\n[[cluster.key]]\nid = 1\n") + "file = \"" +
+      kKeyPath + "\"\n[[node]]\nname = \"cli\"\n" +
+      "[[virtual_server]]\nname = \"check\"\naddress = \"" + service.toString() +
+      "\"\nprotocol = \"" + protocol + "\"\n[virtual_server.check]\n" + check +
+      "[[virtual_server.real_server]]\naddress = \"" + endpoint->toString() + "\"\n";
   CheckFiles files;
   config::LoadResult loaded = config::loadConfigText(text, kSource, files);
   if (!loaded.ok()) {
