@@ -97,6 +97,41 @@ std::optional<Endpoint> Endpoint::parse(std::string_view text, bool port_optiona
   return e;
 }
 
+std::string endpointProblem(std::string_view text, bool port_optional) {
+  std::string_view host = text;
+  std::optional<std::string_view> port_text;
+  if (!text.empty() && text.front() == '[') {
+    const size_t close = text.find(']');
+    if (close == std::string_view::npos) return "its [ has no ]";
+    host = text.substr(1, close - 1);
+    std::string_view rest = text.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return "what follows ] is not :port";
+    if (!rest.empty()) port_text = rest.substr(1);
+    if (host.find(':') == std::string_view::npos) return "brackets are for IPv6 addresses";
+  } else {
+    const size_t first = text.find(':');
+    if (first != std::string_view::npos && text.find(':', first + 1) == std::string_view::npos) {
+      host = text.substr(0, first);
+      port_text = text.substr(first + 1);
+    } else if (first != std::string_view::npos && IpAddress::parse(text) && !port_optional) {
+      return "an IPv6 address takes its port in brackets, e.g. [2001:db8::10]:80";
+    }
+  }
+  if (!IpAddress::parse(host)) {
+    return "\"" + std::string(host) + "\" is not an IP address (names are not resolved)";
+  }
+  if (!port_text) return port_optional ? "it is not an address[:port]" : "it has no port";
+  if (port_text->empty()) return "it has no port after the colon";
+  if (port_text->find_first_not_of("0123456789") != std::string_view::npos) {
+    return "port \"" + std::string(*port_text) + "\" is not a number";
+  }
+  if (port_text->find_first_not_of('0') == std::string_view::npos) return "port 0 is not a port";
+  if (port_text->size() > 5 || std::stoul(std::string(*port_text)) > 65535) {
+    return "port " + std::string(*port_text) + " is over 65535";
+  }
+  return "it is not an address:port";
+}
+
 std::string Endpoint::toString() const {
   std::string host =
       address.family == Family::kInet6 ? "[" + address.toString() + "]" : address.toString();

@@ -47,6 +47,10 @@ struct Endpoint {
   auto operator<=>(const Endpoint&) const = default;
 };
 
+// Why text is not an Endpoint (parse said no), in a few words naming the part that is wrong:
+// "port 0 is not a port", "\"localhost\" is not an IP address (names are not resolved)".
+std::string endpointProblem(std::string_view text, bool port_optional);
+
 // Is mask a contiguous run of ones from the top (a real netmask)? Returns its length if so.
 std::optional<int> netmaskLength(const IpAddress& mask);
 

@@ -480,7 +480,7 @@ class Loader {
     if (auto s = r.string("address")) {
       auto e = Endpoint::parse(*s, false);
       if (!e) {
-        r.badValue("address", "\"" + *s + "\" is not an address:port",
+        r.badValue("address", "\"" + *s + "\": " + endpointProblem(*s, false),
                    "write e.g. \"198.51.100.10:80\" or \"[2001:db8::10]:443\"");
       }
       vs.address = e;
@@ -571,7 +571,7 @@ class Loader {
         vs.fallback = e;
         pos.fallback = r.where("fallback");
       } else {
-        r.badValue("fallback", "\"" + *s + "\" is not an address[:port]",
+        r.badValue("fallback", "\"" + *s + "\": " + endpointProblem(*s, true),
                    "write the sorry server as e.g. \"127.0.0.1:80\"");
       }
     }
@@ -638,7 +638,7 @@ class Loader {
         rs.address = *e;
         if (rs.address.port == 0 && vs.address) rs.address.port = vs.address->port;
       } else {
-        r.badValue("address", "\"" + *s + "\" is not an address[:port]",
+        r.badValue("address", "\"" + *s + "\": " + endpointProblem(*s, true),
                    "write e.g. \"198.51.100.21:80\", or the address alone to use the "
                    "service's port");
       }

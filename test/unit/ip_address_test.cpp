@@ -72,3 +72,33 @@ TEST(Netmask, AcceptsOnlyContiguousMasks) {
 
 }  // namespace
 }  // namespace tandem
+
+namespace tandem {
+namespace {
+
+// A config diagnostic names the actual cause (issue 12): "port 0 is not a port", not "is not an
+// address:port".
+TEST(EndpointProblem, NamesThePartThatIsWrong) {
+  EXPECT_EQ(endpointProblem("198.51.100.10:0", false), "port 0 is not a port");
+  EXPECT_EQ(endpointProblem("198.51.100.10:70000", false), "port 70000 is over 65535");
+  EXPECT_EQ(endpointProblem("198.51.100.10:http", false), "port \"http\" is not a number");
+  EXPECT_EQ(endpointProblem("198.51.100.10:", false), "it has no port after the colon");
+  EXPECT_EQ(endpointProblem("198.51.100.10", false), "it has no port");
+  EXPECT_EQ(endpointProblem("localhost:80", true),
+            "\"localhost\" is not an IP address (names are not resolved)");
+  EXPECT_EQ(endpointProblem("198.51.100.300:80", false),
+            "\"198.51.100.300\" is not an IP address (names are not resolved)");
+  EXPECT_EQ(endpointProblem("[198.51.100.10]:80", false), "brackets are for IPv6 addresses");
+  EXPECT_EQ(endpointProblem("[2001:db8::10:80", false), "its [ has no ]");
+  EXPECT_EQ(endpointProblem("2001:db8::10", false),
+            "an IPv6 address takes its port in brackets, e.g. [2001:db8::10]:80");
+  EXPECT_EQ(endpointProblem("[2001:db8::10]:0", false), "port 0 is not a port");
+  // Each of them is refused by the parser, for which this only gives the reason.
+  for (const char* bad : {"198.51.100.10:0", "198.51.100.10:70000", "localhost:80",
+                          "[198.51.100.10]:80", "2001:db8::10"}) {
+    EXPECT_FALSE(Endpoint::parse(bad, false)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace tandem
