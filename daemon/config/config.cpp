@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include <cctype>
+
 namespace tandem::config {
 
 const Node* Config::findNode(std::string_view name) const {
@@ -36,6 +38,23 @@ std::string checkTypeName(CheckType t) {
       return "exec";
   }
   return "?";
+}
+
+std::optional<std::string> interfaceNameProblem(std::string_view name) {
+  if (name.empty()) return "an interface name cannot be empty";
+  if (name.size() > 15) {
+    return "\"" + std::string(name) + "\" has " + std::to_string(name.size()) +
+           " characters; Linux interface names have at most 15";
+  }
+  if (name == "." || name == "..") return "\"" + std::string(name) + "\" is not an interface name";
+  for (char c : name) {
+    if (c == '/' || c == ':' || std::isspace(static_cast<unsigned char>(c))) {
+      return "\"" + std::string(name) +
+             "\" holds a character the kernel refuses in an interface name (/, : or white "
+             "space)";
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace tandem::config

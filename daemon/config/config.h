@@ -233,6 +233,9 @@ std::string keyPath(const std::string& source, const AuthKey& key);
 
 // A check type as the config names it: "none", "tcp", "http", ...
 std::string checkTypeName(CheckType t);
+// Why the kernel would refuse name as a network interface's (dev_valid_name: 1 to 15
+// characters, not "." or "..", no /, : or white space); nullopt for a name it takes.
+std::optional<std::string> interfaceNameProblem(std::string_view name);
 
 struct Config {
   std::string source;  // the file it was read from

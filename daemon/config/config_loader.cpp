@@ -404,10 +404,8 @@ class Loader {
     if (auto v = r.strings("interfaces")) {
       std::set<std::string> seen;
       for (const auto& i : *v) {
-        if (i.empty() || i.size() > 15 || i.find('/') != std::string::npos ||
-            i.find(' ') != std::string::npos) {
-          r.badValue("interfaces", "\"" + i + "\" is not an interface name",
-                     "Linux interface names are 1 to 15 characters without / or spaces");
+        if (auto why = interfaceNameProblem(i)) {
+          r.badValue("interfaces", *why, "name the interface as `ip link` shows it");
         } else if (!seen.insert(i).second) {
           r.badValue("interfaces", "\"" + i + "\" is listed twice", "list each interface once");
         }
@@ -432,7 +430,12 @@ class Loader {
                    "write e.g. \"198.51.100.10/24\" or \"2001:db8::10/64\"");
       }
     }
-    if (auto s = r.string("interface", true)) v.interface = *s;
+    if (auto s = r.string("interface", true)) {
+      v.interface = *s;
+      if (auto why = interfaceNameProblem(*s)) {
+        r.badValue("interface", *why, "name the interface as `ip link` shows it");
+      }
+    }
     if (auto s = r.string("label")) {
       if (v.address.address.family == Family::kInet6) {
         r.badValue("label", "IPv6 addresses have no label", "remove label from this VIP");
@@ -869,7 +872,12 @@ class Loader {
 
   void readSync(TableReader r, Sync& s) {
     if (auto b = r.boolean("enabled")) s.enabled = *b;
-    if (auto v = r.string("interface")) s.interface = *v;
+    if (auto v = r.string("interface")) {
+      s.interface = *v;
+      if (auto why = interfaceNameProblem(*v)) {
+        r.badValue("interface", *why, "name the link the directors share as `ip link` shows it");
+      }
+    }
     if (s.enabled && s.interface.empty()) {
       error(r.where(),
             "[sync] is enabled without an interface; add interface = \"eth1\" "

@@ -193,7 +193,8 @@ class Validator {
                   "\"'s own address, which must stay on that node whatever its role; give the "
                   "VIP an address of its own");
       }
-      if (!v.interface.empty() && !interfaces.count(v.interface)) {
+      if (!v.interface.empty() && !interfaces.count(v.interface) &&
+          !interfaceNameProblem(v.interface)) {
         std::vector<std::string> all(interfaces.begin(), interfaces.end());
         error(pos_.vips[i].interface,
               "VIP " + v.address.toString() + " is on interface \"" + v.interface +
