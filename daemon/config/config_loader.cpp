@@ -3,6 +3,8 @@
 #include <regex.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <map>
 
 #include "common/text.h"
@@ -14,6 +16,84 @@ namespace tandem::config {
 namespace {
 
 using namespace std::chrono_literals;
+
+// text with its control characters written as \r, \n, \t or \xNN, so that a diagnostic
+// quoting it stays one line.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// HTTP's request line and headers carry no white space or control characters inside a value:
+// one would end the line early or smuggle another header in.
+std::optional<std::string> httpTextProblem(std::string_view text, const char* what) {
+  for (unsigned char c : text) {
+    if (c <= 0x20 || c == 0x7f) {
+      return "\"" + printable(text) + "\" holds " +
+             (c == ' ' ? std::string("a space") : "a control character") + ", which " + what +
+             " in an HTTP request cannot carry";
+    }
+  }
+  return std::nullopt;
+}
+
+// A Host header: a name or an address, optionally with :port.
+std::optional<std::string> hostHeaderProblem(std::string_view host) {
+  if (host.empty()) return std::string("the Host header cannot be empty");
+  if (auto why = httpTextProblem(host, "a Host header")) return why;
+  for (unsigned char c : host) {
+    if (!std::isalnum(c) &&
+        std::string_view("-._:[]").find(static_cast<char>(c)) == std::string_view::npos) {
+      return "\"" + printable(host) + "\" is not a host name or address (it holds '" +
+             printable(std::string_view(reinterpret_cast<const char*>(&c), 1)) + "')";
+    }
+  }
+  return std::nullopt;
+}
+
+// A domain name as DNS carries it: labels of 1 to 63 letters, digits, hyphens or underscores
+// (SRV's _service), 253 characters at most, one trailing dot allowed.
+std::optional<std::string> dnsNameProblem(std::string_view name) {
+  std::string_view n = name;
+  if (!n.empty() && n.back() == '.') n.remove_suffix(1);
+  if (n.empty()) return std::string("the root alone is not a name to query");
+  if (n.size() > 253) {
+    return "\"" + printable(name) + "\" is longer than a domain name's 253 characters";
+  }
+  size_t start = 0;
+  while (start <= n.size()) {
+    size_t dot = n.find('.', start);
+    if (dot == std::string_view::npos) dot = n.size();
+    std::string_view label = n.substr(start, dot - start);
+    if (label.empty()) return "\"" + printable(name) + "\" has an empty label (two dots)";
+    if (label.size() > 63) {
+      return "\"" + printable(name) + "\" has a label longer than 63 characters";
+    }
+    for (unsigned char c : label) {
+      if (!std::isalnum(c) && c != '-' && c != '_') {
+        return "\"" + printable(name) + "\" is not a domain name (it holds '" +
+               printable(std::string_view(reinterpret_cast<const char*>(&c), 1)) + "')";
+      }
+    }
+    start = dot + 1;
+  }
+  return std::nullopt;
+}
 
 constexpr Millis kForever = Millis(int64_t{1} << 31);
 
@@ -548,7 +628,16 @@ class Loader {
       vs.scheduler_flags = *flags;
     }
     if (auto f = readForwarding(r, "forwarding")) vs.forwarding = *f;
-    if (auto d = r.duration("persistence_timeout", 0ms, 24h * 24)) vs.persistence_timeout = *d;
+    if (auto d = r.duration("persistence_timeout", 0ms, 24h * 24)) {
+      vs.persistence_timeout = *d;
+      if (d->count() % 1000 != 0) {
+        r.badValue("persistence_timeout",
+                   "IPVS keeps the persistence timeout in whole seconds, so " + formatDuration(*d) +
+                       " would be cut to " +
+                       formatDuration(std::chrono::duration_cast<std::chrono::seconds>(*d)),
+                   "write a whole number of seconds, e.g. \"600s\" or \"10m\"");
+      }
+    }
     if (const toml::node* n = r.raw("persistence_netmask")) {
       vs.persistence_netmask = readNetmask(r, *n, vs.family());
       if (vs.persistence_timeout == 0ms) {
@@ -729,10 +818,17 @@ class Loader {
         if (s->empty() || s->front() != '/') {
           r.badValue("path", "\"" + *s + "\" is not an absolute path",
                      "the HTTP path starts with /, e.g. \"/index.html\"");
+        } else if (auto why = httpTextProblem(*s, "a path")) {
+          r.badValue("path", *why, "percent-encode it, e.g. %20 for a space");
         }
         c.path = *s;
       }
-      if (auto s = r.string("host")) c.host = *s;
+      if (auto s = r.string("host")) {
+        if (auto why = hostHeaderProblem(*s)) {
+          r.badValue("host", *why, "write a host name or address, e.g. \"www.example.com\"");
+        }
+        c.host = *s;
+      }
       if (auto list = r.strings("expect_status")) {
         c.expect_status.clear();
         for (const auto& s : *list) {
@@ -779,7 +875,12 @@ class Loader {
       if (auto b = r.boolean("accept_silence")) c.accept_silence = *b;
     }
     if (owns("query_name")) {
-      if (auto s = r.string("query_name")) c.query_name = *s;
+      if (auto s = r.string("query_name")) {
+        if (auto why = dnsNameProblem(*s)) {
+          r.badValue("query_name", *why, "write a domain name, e.g. \"www.example.com\"");
+        }
+        c.query_name = *s;
+      }
       if (auto s = r.string("query_type")) {
         if (std::find(kDnsTypes.begin(), kDnsTypes.end(), *s) == kDnsTypes.end()) {
           r.badValue("query_type", "\"" + *s + "\" is not a supported record type",
