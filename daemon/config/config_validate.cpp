@@ -317,6 +317,22 @@ class Validator {
                     formatDuration(c.timeout) + "; make the timeout at most the interval");
     }
     if (auto why = checkProtocolProblem(c.type, protocol)) error(at, what + ": " + *why);
+    if (c.type == CheckType::kExec && c.command) checkProgram(*c.command, at, what);
+  }
+
+  // An argv command's program, when it is named by its absolute path: it must exist and be an
+  // executable file. (A shell line is the shell's to resolve; a bare name, PATH's.)
+  void checkProgram(const Command& cmd, Position at, const std::string& what) {
+    if (cmd.via_shell || cmd.argv.empty() || cmd.argv[0].empty() || cmd.argv[0][0] != '/') return;
+    const std::string& program = cmd.argv[0];
+    auto info = files_.stat(program);
+    if (!info) {
+      error(at, what + " runs " + program + ", which does not exist; install it, or fix the path");
+    } else if (!info->regular) {
+      error(at, what + " runs " + program + ", which is not a regular file");
+    } else if ((info->mode & 0111) == 0) {
+      error(at, what + " runs " + program + ", which is not executable; chmod +x " + program);
+    }
   }
 
   void error(Position p, const std::string& msg) {

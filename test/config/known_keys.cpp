@@ -18,11 +18,12 @@ namespace {
 using tandem::config::FileInfo;
 using tandem::config::FileSystem;
 
-// Every path is a key file as `tandem keygen` writes it: regular, mode 0600, 32 bytes.
+// Every path is a key file as `tandem keygen` writes it (regular, 32 bytes, nothing for group or
+// others), and executable too, so that a check's program exists.
 class AllKeysExist final : public FileSystem {
  public:
   std::optional<FileInfo> stat(const std::string&) const override {
-    return FileInfo{true, 0600, 32};
+    return FileInfo{true, 0700, 32};
   }
   tandem::Result<std::string> readFile(const std::string& path, size_t) const override {
     return tandem::fail(tandem::ErrorCode::kInvalidArgument,
