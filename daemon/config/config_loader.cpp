@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "common/text.h"
 #include "config/config_validate.h"
@@ -149,6 +150,70 @@ const std::map<std::string, std::vector<CheckType>>& checkOptionOwners() {
   return owners;
 }
 
+// A string, array or inline table that never closes, where it opens: toml++ reports such a
+// defect where it notices it (the end of the line, or of the file, many lines on), which is not
+// where the operator must look. Scans the text as TOML lexes it: comments, the four kinds of
+// string, and brackets in value position (after '=' or inside an array or inline table; a '['
+// that starts a line outside them is a table header).
+struct Unclosed {
+  int line = 0, column = 0;
+  std::string what;  // "string", "multi-line string", "array", "inline table"
+  char closer = 0;
+};
+
+std::optional<Unclosed> unclosedOpening(std::string_view text) {
+  int line = 1, col = 0;
+  bool value = false;          // after '=' on this line, or inside [ ] or { }
+  std::vector<Unclosed> open;  // the brackets in value position not yet closed
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    ++col;
+    if (ch == '\n') {
+      ++line;
+      col = 0;
+      if (open.empty()) value = false;
+      continue;
+    }
+    if (ch == '#') {  // a comment runs to the end of the line
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i, ++col;
+      continue;
+    }
+    if (ch == '"' || ch == '\'') {
+      const int at_line = line, at_col = col;
+      if (text.substr(i, 3) == std::string(3, ch)) {  // multi-line: runs to the same triple
+        const size_t end = text.find(std::string(3, ch), i + 3);
+        if (end == std::string_view::npos) {
+          return Unclosed{at_line, at_col, "multi-line string", ch};
+        }
+        for (size_t k = i; k < end + 2; ++k) {
+          ++col;
+          if (text[k] == '\n') ++line, col = 0;
+        }
+        i = end + 2;
+        continue;
+      }
+      size_t k = i + 1;
+      for (; k < text.size() && text[k] != ch && text[k] != '\n'; ++k) {
+        if (ch == '"' && text[k] == '\\' && k + 1 < text.size() && text[k + 1] != '\n') ++k;
+      }
+      if (k >= text.size() || text[k] == '\n') return Unclosed{at_line, at_col, "string", ch};
+      col += static_cast<int>(k - i);
+      i = k;
+      continue;
+    }
+    if (ch == '=') {
+      value = true;
+    } else if (value && (ch == '[' || ch == '{')) {
+      open.push_back(
+          Unclosed{line, col, ch == '[' ? "array" : "inline table", ch == '[' ? ']' : '}'});
+    } else if (!open.empty() && ch == open.back().closer) {
+      open.pop_back();
+    }
+  }
+  if (!open.empty()) return open.front();
+  return std::nullopt;
+}
+
 // toml++ 3.3 parses dotted keys recursively, and a key of tens of thousands of parts overflows
 // the stack (fixed in 3.4). No tandem key has more than a handful, so refuse long ones before
 // parsing: the line and column of the first dotted run outside a string that is too long.
@@ -213,9 +278,30 @@ class Loader {
       root = toml::parse(text, ctx_.file);
     } catch (const toml::parse_error& e) {
       Position p = positionOf(e.source());
-      ctx_.diags.error(ctx_.file, p.line, p.column,
-                       "TOML syntax error: " + std::string(e.description()) +
-                           "; see https://toml.io for the syntax");
+      // toml++ notices a construct that never closes late: as a line ending inside a string
+      // ("control characters"), as the end of the file, or as whatever follows an array that
+      // runs on into the next table. It is the defect when toml++ says one of the first two, or
+      // when it opened on an earlier line; otherwise (nesting too deep on one line, a bad
+      // character) toml++'s own words stand.
+      const std::string_view said = e.description();
+      const bool symptom = said.find("end-of-file") != std::string_view::npos ||
+                           said.find("control characters") != std::string_view::npos;
+      const auto unclosed = unclosedOpening(text);
+      if (unclosed && (unclosed->line < p.line ||
+                       (symptom && unclosed->line == p.line && unclosed->column <= p.column))) {
+        // Reported where it opens: that is where the defect is, and toml++'s words for it
+        // ("unescaped control characters", "end-of-file") do not say what is missing.
+        ctx_.diags.error(
+            ctx_.file, unclosed->line, unclosed->column,
+            "this " + unclosed->what + " is never closed; end it with " +
+                (unclosed->what == "multi-line string" ? std::string(3, unclosed->closer)
+                                                       : std::string(1, unclosed->closer)) +
+                (unclosed->what == "string" ? " on the same line" : ""));
+      } else {
+        ctx_.diags.error(ctx_.file, p.line, p.column,
+                         "TOML syntax error: " + std::string(e.description()) +
+                             "; see https://toml.io for the syntax");
+      }
       out.diagnostics = std::move(ctx_.diags);
       return out;
     }

@@ -151,7 +151,17 @@ class Validator {
       std::string path = keyPath(ctx_.file, k);
       auto info = files_.stat(path);
       std::string id = "key " + std::to_string(k.id);
-      if (!info) {
+      const size_t slash = path.rfind('/');
+      const std::string dir = slash == std::string::npos ? "."
+                              : slash == 0               ? "/"
+                                                         : path.substr(0, slash);
+      if (!info && !files_.stat(dir)) {
+        // tandem keygen writes the file, not its directory: suggesting it alone would fail.
+        error(pos_.keys[i], id + ": the key file " + path + " does not exist, nor does " + dir +
+                                "; create the directory (mkdir -p " + dir +
+                                "), then the key with `tandem keygen " + path +
+                                "`, and copy it to every node");
+      } else if (!info) {
         error(pos_.keys[i], id + ": the key file " + path +
                                 " does not exist; create it with "
                                 "`tandem keygen " +
