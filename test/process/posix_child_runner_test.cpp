@@ -90,7 +90,9 @@ TEST_F(ChildRunnerTest, DestroyingAHandleKillsTheChildAndTheLoopReapsIt) {
                       [&](ChildResult) { called = true; });
   ASSERT_TRUE(h) << h.error().message;
   h->reset();
-  EXPECT_EQ(runner.reaping(), 1u) << "the destructor left the reaping to the loop";
+  // The destructor never waits: it reaps at once only a child the SIGKILL already took (on a
+  // loaded machine it can be gone by then), and leaves any other to the loop.
+  EXPECT_LE(runner.reaping(), 1u);
   std::function<void()> check;
   auto tick = (*disp)->createTimer([&] { check(); });
   check = [&] {
