@@ -315,9 +315,31 @@ TEST_F(ConfigLoaderTest, OversizedAndBinaryInputIsRejectedWithAPlace) {
 TEST_F(ConfigLoaderTest, SyntaxErrorsNameTheirPlace) {
   LoadResult r = load("[cluster]\nname = \"web\nx = 1\n");
   ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.diagnostics.all().size(), 1u) << "one defect, one error";
   const Diagnostic& d = r.diagnostics.all().at(0);
   EXPECT_EQ(d.line, 2);
-  EXPECT_NE(d.message.find("TOML syntax error"), std::string::npos) << d.message;
+  EXPECT_EQ(d.column, 8) << "where the string opens, not where toml++ noticed it";
+  EXPECT_EQ(d.message, "this string is never closed; end it with \" on the same line");
+  // Another syntax error keeps toml++'s words, at its place.
+  LoadResult other = load("[cluster]\nname = \"web\"\nx = = 1\n");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.diagnostics.all().at(0).line, 3);
+  EXPECT_NE(other.diagnostics.all().at(0).message.find("TOML syntax error"), std::string::npos)
+      << other.diagnostics.all().at(0).message;
+}
+
+// An array that never closes runs on into the next table, where toml++ fails: the error is
+// where the array opens.
+TEST_F(ConfigLoaderTest, AnUnclosedArrayIsReportedWhereItOpens) {
+  LoadResult r = load(
+      "[cluster]\nname = \"web\"\n[[node]]\nname = \"a\"\ninterfaces = [\"eth0\",\n\n"
+      "[[vip]]\naddress = \"198.51.100.5/24\"\n");
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.diagnostics.all().size(), 1u);
+  const Diagnostic& d = r.diagnostics.all().at(0);
+  EXPECT_EQ(d.line, 5);
+  EXPECT_EQ(d.column, 14);
+  EXPECT_EQ(d.message, "this array is never closed; end it with ]");
 }
 
 TEST_F(ConfigLoaderTest, EveryKeyTheLoaderReadsIsRecorded) {
