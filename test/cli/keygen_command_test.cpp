@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "cli_harness.h"
+#include "fakes/temp_dir.h"
 
 namespace tandem::cli::testing {
 namespace {
@@ -21,20 +22,14 @@ std::string slurp(const fs::path& p) {
 
 class Keygen : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/tandem-keygen-test.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    key_ = dir_ / "authkey";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { ASSERT_FALSE(tmp_.path().empty()); }
   Outcome keygen(bool force) {
     std::vector<std::string> argv{TANDEM_PATH, "keygen", key_.string()};
     if (force) argv.push_back("--force");
     return run(argv);
   }
-  fs::path dir_;
-  fs::path key_;
+  fakes::TempDir tmp_{"tandem-keygen-test"};
+  fs::path key_ = tmp_.path() / "authkey";
 };
 
 TEST_F(Keygen, WritesThirtyTwoBytesOnlyTheOwnerMayRead) {

@@ -17,6 +17,7 @@
 
 #include "cluster/frame_apply.h"
 #include "election/cluster_core.h"
+#include "fuzz_keys.h"
 #include "wire/frame.h"
 #include "wire/heartbeat.h"
 #include "wire/key_ring.h"
@@ -27,19 +28,7 @@ namespace {
 using namespace tandem;            // NOLINT: a fuzz target, one function
 using namespace tandem::election;  // NOLINT
 
-// The keys of test/wire/wire_test_util.h, which signed the seeds.
-constexpr uint8_t kKey1[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
-                             16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
-constexpr char kKey2[] = "tandem-golden-key-number-two!!";
-
-const wire::KeyRing& ring() {
-  static const wire::KeyRing* r = [] {
-    auto* k = new wire::KeyRing;
-    if (!k->add(1, ByteView(kKey1)) || !k->add(2, asBytes(kKey2))) __builtin_trap();
-    return k;
-  }();
-  return *r;
-}
+const auto& ring = tandem::fuzz::testRing;
 
 class Reader {
  public:

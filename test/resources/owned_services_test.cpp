@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "fakes/temp_dir.h"
 #include "ipvs/ipvs_desired.h"
 #include "ipvs/reconciler.h"
 #include "resources/fake_ipvs_kernel.h"
@@ -84,13 +85,9 @@ TEST(OwnedServices, BadLinesAreNamedAndSkipped) {
 
 class OwnedFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/tandem-owned-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  void SetUp() override { ASSERT_FALSE(tmp_.path().empty()); }
+  fakes::TempDir tmp_{"tandem-owned"};
+  std::string dir_ = tmp_.path().string();
 };
 
 TEST_F(OwnedFileTest, MissingFileIsAFirstStartThenWritesReadBack) {

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "config/file_system.h"
+#include "fakes/temp_dir.h"
 
 namespace tandem::config {
 namespace {
@@ -18,12 +19,7 @@ namespace fs = std::filesystem;
 
 class SecretFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/tandem-secret-test.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { ASSERT_FALSE(tmp_.path().empty()); }
   std::string file(const std::string& name, const std::string& contents, mode_t mode) {
     const std::string p = (dir_ / name).string();
     std::ofstream(p, std::ios::binary) << contents;
@@ -32,7 +28,8 @@ class SecretFile : public ::testing::Test {
   }
   Result<std::string> read(const std::string& p) const { return posix_.readSecret(p, 16, 4096); }
 
-  fs::path dir_;
+  fakes::TempDir tmp_{"tandem-secret-test"};
+  fs::path dir_ = tmp_.path();
   PosixFileSystem posix_;
 };
 
