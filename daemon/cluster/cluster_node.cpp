@@ -112,6 +112,7 @@ election::CoreConfig coreConfig(const config::Config& cfg, const std::string& se
                                cfg.sync.max_wait};
   cc.fencing = cfg.cluster.fence.command.has_value();
   cc.ignore_quorum = cfg.cluster.no_quorum_policy == config::NoQuorumPolicy::kIgnore;
+  cc.quorum_hold = cfg.cluster.quorum_hold;
   return cc;
 }
 
@@ -315,6 +316,7 @@ Result<void> ClusterNode::start() {
 }
 
 void ClusterNode::onQuorum(bool quorate) { handle(core_.onQuorum(now(), quorate)); }
+void ClusterNode::onQuorumLost() { handle(core_.onQuorumLost(now())); }
 void ClusterNode::setStandby(bool on) { handle(core_.onStandby(now(), on)); }
 void ClusterNode::clearFailures() { handle(core_.onClearFailures(now())); }
 

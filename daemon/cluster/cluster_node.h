@@ -80,6 +80,8 @@ class ClusterNode final : public corosync::GroupBusListener {
   void setResources(resources::ResourceChain::List resources);
 
   void onQuorum(bool quorate);
+  // The votequorum connection is gone: its last answer is held for quorum_hold.
+  void onQuorumLost();
   // Operator requests (from the admin channel).
   void setStandby(bool on);
   void move(const std::string& target);  // "" clears

@@ -62,6 +62,9 @@ struct Cluster {
   FailbackPolicy failback = FailbackPolicy::kManual;
   Millis failback_delay{0};
   NoQuorumPolicy no_quorum_policy = NoQuorumPolicy::kStop;
+  // How long the last quorum verdict stands once the votequorum connection is lost (corosync
+  // restarting), before it counts as unknown; 0: unknown at once.
+  Millis quorum_hold{8000};
   Tiebreaker tiebreaker;
   Fence fence;
   bool operator==(const Cluster&) const = default;

@@ -109,6 +109,7 @@ void diffCluster(const Cluster& a, const Cluster& b, Collector& c) {
   c.compare(s, "failback_delay", a.failback_delay, b.failback_delay, showDuration);
   c.compare(s, "no_quorum_policy", a.no_quorum_policy, b.no_quorum_policy,
             [](NoQuorumPolicy p) { return p == NoQuorumPolicy::kIgnore ? "ignore" : "stop"; });
+  c.compare(s, "quorum_hold", a.quorum_hold, b.quorum_hold, showDuration);
   if (!(a.tiebreaker == b.tiebreaker)) {
     c.change(s, "tiebreaker " + joinAddresses(a.tiebreaker.targets) + " every " +
                     formatDuration(a.tiebreaker.interval) + " -> " +

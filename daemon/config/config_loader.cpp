@@ -482,6 +482,7 @@ class Loader {
             {{"stop", NoQuorumPolicy::kStop}, {"ignore", NoQuorumPolicy::kIgnore}})) {
       c.no_quorum_policy = *v;
     }
+    if (auto v = r.duration("quorum_hold", 0ms, 60s)) c.quorum_hold = *v;
     auto delay = r.duration("failback_delay", 0ms, 24h);
     if (delay) c.failback_delay = *delay;
     bool delay_broken = r.has("failback_delay") && !delay;

@@ -96,7 +96,10 @@ void ClusterSubsystem::onQuorum(bool quorate) {
 }
 
 void ClusterSubsystem::onConnectionLost(const Error& cause) {
-  log(LogLevel::kWarning, "lost votequorum: " + cause.message);
+  const Millis hold = config_ ? config_->cluster.quorum_hold : Millis(0);
+  log(LogLevel::kWarning, "lost votequorum: " + cause.message + "; its last verdict is held for " +
+                              formatDuration(hold) + " (cluster.quorum_hold)");
+  if (node_) node_->onQuorumLost();
 }
 
 nlohmann::json ClusterSubsystem::status() const {

@@ -195,6 +195,28 @@ Actions ClusterCore::onTick(Time now) { return finish(now, {}); }
 
 Actions ClusterCore::onQuorum(Time now, bool quorate) {
   Actions out;
+  if (quorumHeld()) {
+    // A corosync that has just come back says "not quorate" until it has rejoined the
+    // membership (about a second; with two_node, wait_for_all too). Within the hold that answer
+    // is the restart speaking, not the cluster: the held verdict stands until votequorum says
+    // quorate, or until the hold runs out, when this answer takes over.
+    if (*quorate_ && !quorate) {
+      if (!quorum_after_hold_) {
+        out.push_back({Action::Kind::kLog,
+                       "votequorum back node=" + config_.self + " after " +
+                           std::to_string(msBetween(*quorum_lost_at_, now)) +
+                           " ms, not quorate until it rejoins; the held verdict stands for "
+                           "the rest of quorum_hold"});
+      }
+      quorum_after_hold_ = false;
+      return finish(now, std::move(out));
+    }
+    out.push_back({Action::Kind::kLog, "votequorum back node=" + config_.self + " after " +
+                                           std::to_string(msBetween(*quorum_lost_at_, now)) +
+                                           " ms, within quorum_hold"});
+  }
+  quorum_lost_at_.reset();
+  quorum_after_hold_.reset();
   if (quorate_ != quorate) {
     const char* what = !quorate_ ? (quorate ? "known: quorate" : "known: not quorate")
                                  : (quorate ? "gained" : "lost");
@@ -203,6 +225,31 @@ Actions ClusterCore::onQuorum(Time now, bool quorate) {
     out.push_back({Action::Kind::kSendHeartbeat, ""});
   }
   return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onQuorumLost(Time now) {
+  // Nothing to hold when votequorum never answered, or when its verdict is already held.
+  if (quorate_ && !quorum_lost_at_) quorum_lost_at_ = now;
+  return finish(now, {});
+}
+
+void ClusterCore::expireQuorumHold(Time now, Actions& out) {
+  if (!quorumHeld() || now < *quorum_lost_at_ + config_.quorum_hold) return;
+  if (quorum_after_hold_) {
+    out.push_back({Action::Kind::kLog, "quorum lost node=" + config_.self +
+                                           ": votequorum came back " + "but has not said quorate " +
+                                           std::to_string(msBetween(*quorum_lost_at_, now)) +
+                                           " ms after it was lost"});
+  } else {
+    out.push_back(
+        {Action::Kind::kLog, "quorum unknown node=" + config_.self + ": votequorum lost " +
+                                 std::to_string(msBetween(*quorum_lost_at_, now)) + " ms ago"});
+  }
+  // An unknown verdict keeps the loss's time, for the reason the election gives.
+  if (quorum_after_hold_) quorum_lost_at_.reset();
+  quorate_ = quorum_after_hold_;
+  quorum_after_hold_.reset();
+  out.push_back({Action::Kind::kSendHeartbeat, ""});
 }
 
 Actions ClusterCore::onLocalHealth(Time now, int health, bool tiebreaker_ok) {
@@ -379,11 +426,13 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
     return RoleEvent::kStandbyOff;
   }
   if (!fit && inElection(role_)) {
-    last_reason_ = health_ <= 0               ? "health is 0"
-                   : !tiebreaker_ok_          ? "no tiebreaker target answers"
-                   : !quorumOk() && !quorate_ ? "quorum not known yet (votequorum has not answered)"
-                   : !quorumOk()              ? "quorum lost"
-                                              : "a resource failed";
+    last_reason_ = health_ <= 0              ? "health is 0"
+                   : !tiebreaker_ok_         ? "no tiebreaker target answers"
+                   : !quorumOk() && quorate_ ? "quorum lost"
+                   : !quorumOk() && quorum_lost_at_
+                       ? "quorum unknown (votequorum gone for longer than quorum_hold)"
+                   : !quorumOk() ? "quorum not known yet (votequorum has not answered)"
+                                 : "a resource failed";
     return RoleEvent::kHealthLost;
   }
   if (fit && role_ == Role::kFault) {
@@ -453,6 +502,7 @@ bool ClusterCore::settling(Time now) const {
 void ClusterCore::evaluate(Time now, Actions& out) {
   now_hint_ = std::max(now_hint_, now);
   expirePeers(now, out);
+  expireQuorumHold(now, out);
   // Each event moves the machine; a few in a row settle it (e.g. released, then standby).
   for (int i = 0; i < 8; ++i) {
     std::optional<RoleEvent> ev = nextEvent(now);
@@ -597,6 +647,7 @@ std::optional<Time> ClusterCore::nextDeadline() const {
   };
   considerSettle(health_side_since_);
   if (role_ == Role::kInit) consider(init_deadline_);
+  if (quorumHeld()) consider(*quorum_lost_at_ + config_.quorum_hold);
   for (const auto& [name, p] : peers_) {
     if (!p.alive) continue;
     Time expiry = p.last_heard + config_.dead_time;
@@ -622,6 +673,7 @@ CoreStatus ClusterCore::status(Time now) const {
   s.role = std::string(roleName(role_));
   s.active = activeView();
   s.quorate = quorate_;
+  if (quorumHeld()) s.quorum_held_ms = msBetween(*quorum_lost_at_, now);
   s.epoch = epoch_;
   s.move_target = move_target_;
   s.failback_waiting = failback_waiting_;

@@ -22,6 +22,9 @@ struct CoreConfig {
   bool fencing = false;  // a fence command is configured
   // no_quorum_policy = "ignore": quorum counts as held whatever votequorum says or does not say.
   bool ignore_quorum = false;
+  // How long votequorum's last answer stands once its connection is lost: a corosync restart
+  // (about 4 s) changes nothing, a corosync that stays away makes the quorum unknown.
+  Millis quorum_hold{8000};
 };
 
 // What the shell must do. Returned in order; the shell carries them out and reports results
@@ -73,6 +76,8 @@ struct CoreStatus {
   std::string role;
   std::optional<std::string> active;
   std::optional<bool> quorate;  // unknown until votequorum has answered
+  // quorate is the last answer, held since votequorum's connection was lost this long ago.
+  std::optional<int64_t> quorum_held_ms;
   uint64_t epoch = 0;
   std::string move_target;
   std::vector<NodeView> nodes;
@@ -97,6 +102,9 @@ class ClusterCore {
   // votequorum's answer. Until the first one, quorum is unknown, and an unknown quorum is no
   // quorum: a node that cannot reach votequorum never becomes ACTIVE on an assumption.
   Actions onQuorum(Time now, bool quorate);
+  // The votequorum connection went away. Its last answer stands for quorum_hold, so that a
+  // corosync restart causes no role change; then the quorum is unknown until it answers again.
+  Actions onQuorumLost(Time now);
   Actions onLocalHealth(Time now, int health, bool tiebreaker_ok);
   // Connection sync on this node: its connection table's entries, and whether its sync backup
   // daemon runs (what a sync-aware failback waits for), its templates and when its backup last
@@ -124,6 +132,8 @@ class ClusterCore {
 
  private:
   void expirePeers(Time now, Actions& out);
+  void expireQuorumHold(Time now, Actions& out);
+  bool quorumHeld() const { return quorum_lost_at_.has_value() && quorate_.has_value(); }
   void markLost(PeerState& p, const std::string& why, Actions& out);
   void evaluate(Time now, Actions& out);
   std::optional<RoleEvent> nextEvent(Time now);
@@ -147,6 +157,12 @@ class ClusterCore {
   int health_ = 1000;
   bool tiebreaker_ok_ = true;
   std::optional<bool> quorate_;  // unknown until onQuorum
+  // votequorum's connection was lost at (cleared by its next answer): quorate_ is held until
+  // quorum_hold after it, then reset.
+  std::optional<Time> quorum_lost_at_;
+  // What a votequorum that came back within the hold has said since ("not quorate" only: a
+  // quorate answer ends the hold); it becomes the verdict when the hold runs out.
+  std::optional<bool> quorum_after_hold_;
   bool standby_ = false;
   bool resource_fault_ = false;
   bool fence_blocked_ = false;

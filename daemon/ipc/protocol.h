@@ -49,6 +49,8 @@
 //   "role":            string, its internal role (INIT, BACKUP, ACTIVE, FENCING, ...)
 //   "active":          string or null, who this node believes holds the VIPs
 //   "quorate":         bool, or null while votequorum has not answered (then it is not ACTIVE)
+//   "quorum_held_ms":  int or null: "quorate" is votequorum's last answer, held since its
+//                      connection was lost this long ago (for cluster.quorum_hold); optional
 //   "epoch":           unsigned, bumped by each takeover
 //   "move_target":     string, an operator's pending move ("" when none); optional
 //   "failback_waiting": string, what a failback held back for connection sync waits for ("")

@@ -21,11 +21,13 @@ nlohmann::json statusJson(const std::string& cluster, const election::CoreStatus
   }
   json rejected = json::object();
   for (const auto& [reason, count] : frames.rejected) rejected[reason] = count;
+  json held = status.quorum_held_ms ? json(*status.quorum_held_ms) : json(nullptr);
   return json{{"cluster", cluster},
               {"local_node", status.local_node},
               {"role", status.role},
               {"active", status.active ? json(*status.active) : json(nullptr)},
               {"quorate", status.quorate ? json(*status.quorate) : json(nullptr)},
+              {"quorum_held_ms", std::move(held)},
               {"epoch", status.epoch},
               {"move_target", status.move_target},
               {"failback_waiting", status.failback_waiting},

@@ -34,7 +34,7 @@ const std::set<std::string>& knownCases() {
   static const std::set<std::string> cases = {
       "two-nodes",       "three-nodes-lost-peer",    "no-active",
       "rejected-frames", "move-standby-never-heard", "partial-document",
-      "vips-announced",  "failback-waiting"};
+      "vips-announced",  "failback-waiting",         "quorum-held"};
   return cases;
 }
 
@@ -68,6 +68,10 @@ TEST(StatusGoldenTest, PendingMoveStandbyAndNeverHeardPeerAreShown) {
 
 TEST(StatusGoldenTest, AFailbackHeldBackForConnectionSyncSaysWhatItWaitsFor) {
   expectGolden("failback-waiting");
+}
+
+TEST(StatusGoldenTest, AQuorumVerdictHeldOverALostVotequorumSaysSince) {
+  expectGolden("quorum-held");
 }
 
 TEST(StatusGoldenTest, MissingOrMistypedFieldsShowAsQuestionMarks) {

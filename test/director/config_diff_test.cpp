@@ -94,5 +94,14 @@ TEST(ReloadDiff, ClusterNodesAndDaemonChangesAreNamedInSectionOrder) {
   EXPECT_EQ(d.changes[2].format(), "daemon: log_level \"info\" -> \"debug\"");
 }
 
+TEST(ReloadDiff, QuorumHoldChangesLikeTheOtherTimers) {
+  Config next = base();
+  next.cluster.quorum_hold = 3s;
+  ReloadDiff d = diffReload(base(), next, "a");
+  ASSERT_TRUE(d.accepted());
+  ASSERT_EQ(d.changes.size(), 1u);
+  EXPECT_EQ(d.changes[0].format(), "cluster: quorum_hold 8s -> 3s");
+}
+
 }  // namespace
 }  // namespace tandem::config

@@ -118,6 +118,11 @@ class Cluster : public ::testing::Test {
     for (const auto& n : conf_.nodes) start(n.name);
   }
   void kill(const std::string& node) { directors_.erase(node); }
+  // corosync went away under the node's tandemd (stopped, or restarting).
+  void loseVotequorum(const std::string& node) {
+    platforms_[node]->quorum_listener->onConnectionLost(
+        Error{ErrorCode::kUnavailable, "votequorum_dispatch: CS_ERR_LIBRARY"});
+  }
 
   Role role(const std::string& node) {
     auto it = directors_.find(node);
@@ -566,6 +571,40 @@ TEST_F(Cluster, ADirectorThatVotequorumNeverAnsweredStaysOutOfTheElection) {
   run(2s);
   EXPECT_EQ(active(), std::vector<std::string>{"b"});
   EXPECT_FALSE(holdsVip("a"));
+}
+
+// corosync restarting under a live tandemd takes votequorum away for about 4 s: its last answer
+// is held for cluster.quorum_hold (8 s by default), so nothing moves. One that stays away makes
+// the quorum unknown, and the ACTIVE hands the service over to its peer.
+TEST_F(Cluster, ACorosyncRestartUnderALiveDirectorMovesNothing) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  loseVotequorum("a");
+  EXPECT_EQ(platforms_["a"]->log().count(LogLevel::kWarning,
+                                         "its last verdict is held for 8s (cluster.quorum_hold)"),
+            1u);
+  run(3700ms);
+  platforms_["a"]->quorum_listener->onQuorum(true);
+  run(20s);
+  EXPECT_EQ(active(), std::vector<std::string>{"a"});
+  EXPECT_TRUE(holdsVip("a"));
+  EXPECT_FALSE(holdsVip("b"));
+}
+
+TEST_F(Cluster, AVotequorumGoneLongerThanQuorumHoldHandsTheServiceOver) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  loseVotequorum("a");
+  run(7900ms);
+  EXPECT_EQ(active(), std::vector<std::string>{"a"}) << "within the hold";
+  EXPECT_EQ(directors_["a"]->clusterNode()->status().quorate, std::optional<bool>(true));
+  ASSERT_TRUE(runUntil(3s, [&] { return role("b") == Role::kActive; }));
+  run(1s);
+  EXPECT_EQ(active(), std::vector<std::string>{"b"});
+  EXPECT_FALSE(holdsVip("a"));
+  EXPECT_EQ(directors_["a"]->clusterNode()->status().quorate, std::nullopt);
 }
 
 TEST_F(Cluster, AReloadOfTheHeartbeatIntervalChangesHowOftenFramesGo) {

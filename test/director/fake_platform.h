@@ -414,9 +414,11 @@ class FakePlatform final : public platform::Platform {
         std::make_unique<FakeWorld::Bus>(world_, node_, nodeid_, listener));
   }
   // votequorum answers the watch at once with the current state, as trackstart with
-  // CS_TRACK_CURRENT does (from the loop); a silent one never answers.
+  // CS_TRACK_CURRENT does (from the loop); a silent one never answers. A test plays the later
+  // events (a lost connection, a new answer) on quorum_listener.
   Result<std::unique_ptr<platform::Handle>> watchQuorum(
       corosync::QuorumListener& listener) override {
+    quorum_listener = &listener;
     auto watch = std::make_unique<QuorumWatchHandle>();
     if (!quorum_silent) {
       watch->answer = dispatcher_.createTimer([&listener] { listener.onQuorum(true); });
@@ -425,6 +427,7 @@ class FakePlatform final : public platform::Platform {
     return std::unique_ptr<platform::Handle>(std::move(watch));
   }
   bool quorum_silent = false;
+  corosync::QuorumListener* quorum_listener = nullptr;
   Result<std::vector<corosync::NodelistEntry>> readNodelist() override { return nodelist_; }
   Result<std::unique_ptr<cluster::FrameLink>> openFrameLink(
       uint16_t port, cluster::FrameLink::OnFrame on_frame) override {

@@ -44,6 +44,7 @@ class SimCluster {
     Millis fence_time = 50ms;
     bool quorum_silent = false;  // votequorum never answers a node that starts
     bool ignore_quorum = false;  // no_quorum_policy = "ignore"
+    Millis quorum_hold = 8000ms;
   };
 
   SimCluster(std::vector<std::pair<std::string, int>> nodes, Options opt) : opt_(opt) {
@@ -71,6 +72,7 @@ class SimCluster {
     cfg.policy = opt_.policy;
     cfg.fencing = opt_.fencing;
     cfg.ignore_quorum = opt_.ignore_quorum;
+    cfg.quorum_hold = opt_.quorum_hold;
     Startup st{n.persisted_role == "ACTIVE", n.held, n.persisted_epoch};
     n.core = std::make_unique<ClusterCore>(cfg, now_, st);
     n.incarnation = ++incarnations_;

@@ -621,3 +621,116 @@ TEST_F(ClusterCoreHeal, APeerNeverLostIsNoReasonToAnnounce) {
 
 }  // namespace
 }  // namespace tandem::election
+
+namespace tandem::election {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The votequorum connection is lost (corosync stopped, or restarting under a live tandemd): its
+// last answer stands for quorum_hold (8 s here, as by default), then the quorum is unknown.
+// Starts the pair and takes votequorum away from lb1 once it is ACTIVE.
+void loseVotequorumOnTheActive(SimCluster& c) {
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  ASSERT_TRUE(exactlyOneActive(c, "lb1"));
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onQuorumLost(when); });
+}
+
+bool logged(const SimCluster& c, const std::string& line) {
+  return std::find(c.log.begin(), c.log.end(), line) != c.log.end();
+}
+
+TEST(ClusterSim, AnActiveWhoseVotequorumStaysAwayReleasesWhenQuorumHoldRunsOut) {
+  SimCluster c = pair();
+  ASSERT_NO_FATAL_FAILURE(loseVotequorumOnTheActive(c));
+  c.advance(8000ms - 1ms);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1")) << "the verdict is held";
+  const CoreStatus held = c.node("lb1").core->status(c.now());
+  EXPECT_EQ(held.quorate, std::optional<bool>(true));
+  EXPECT_EQ(held.quorum_held_ms, std::optional<int64_t>(7999));
+  c.advance(1ms);
+  EXPECT_NE(c.role("lb1"), Role::kActive) << "the hold ran out: quorum unknown";
+  EXPECT_TRUE(logged(c, "lb1: log quorum unknown node=lb1: votequorum lost 8000 ms ago"));
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 3s));
+  EXPECT_EQ(c.role("lb1"), Role::kFault);
+  const CoreStatus dropped = c.node("lb1").core->status(c.now());
+  EXPECT_EQ(dropped.quorate, std::nullopt);
+  EXPECT_EQ(dropped.quorum_held_ms, std::nullopt);
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
+TEST(ClusterSim, UnderTheIgnorePolicyAnActiveStaysWhenQuorumHoldRunsOut) {
+  SimCluster::Options opt;
+  opt.ignore_quorum = true;
+  SimCluster c = pair(opt);
+  ASSERT_NO_FATAL_FAILURE(loseVotequorumOnTheActive(c));
+  c.advance(20s);
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).quorate, std::nullopt);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+  EXPECT_EQ(c.node("lb1").starts, 1) << "no role change";
+}
+
+// A corosync restart: about 1.2 s to stop, 2.5 s to start and rejoin, then votequorum answers.
+TEST(ClusterSim, ACorosyncRestartWithinQuorumHoldCausesNoRoleChange) {
+  SimCluster c = pair();
+  ASSERT_NO_FATAL_FAILURE(loseVotequorumOnTheActive(c));
+  c.advance(3700ms);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onQuorum(when, true); });
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).quorum_held_ms, std::nullopt);
+  c.advance(20s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+  EXPECT_EQ(c.node("lb1").starts, 1);
+  EXPECT_EQ(c.node("lb1").stops, 0);
+  EXPECT_EQ(c.node("lb2").starts, 0) << "the peer never took over";
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).quorate, std::optional<bool>(true));
+}
+
+// What a real corosync restart looks like (measured in the lab): votequorum is back after
+// about 1.5 s saying "not quorate", and "quorate" once the node has rejoined, about 0.9 s later.
+void votequorumBackNotQuorate(SimCluster& c) {
+  ASSERT_NO_FATAL_FAILURE(loseVotequorumOnTheActive(c));
+  c.advance(1500ms);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onQuorum(when, false); });
+}
+
+TEST(ClusterSim, ARestartedCorosyncSayingNotQuorateUntilItRejoinsChangesNothing) {
+  SimCluster c = pair();
+  ASSERT_NO_FATAL_FAILURE(votequorumBackNotQuorate(c));
+  EXPECT_EQ(c.role("lb1"), Role::kActive) << "the held verdict stands";
+  EXPECT_TRUE(c.node("lb1").core->status(c.now()).quorum_held_ms.has_value());
+  c.advance(900ms);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onQuorum(when, true); });
+  c.advance(20s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+  EXPECT_EQ(c.node("lb1").stops, 0);
+  EXPECT_EQ(c.node("lb2").starts, 0) << "the peer never took over";
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).quorate, std::optional<bool>(true));
+}
+
+TEST(ClusterSim, ACorosyncBackButNeverQuorateLosesQuorumWhenTheHoldRunsOut) {
+  SimCluster c = pair();
+  ASSERT_NO_FATAL_FAILURE(votequorumBackNotQuorate(c));
+  c.advance(6499ms);
+  EXPECT_EQ(c.role("lb1"), Role::kActive) << "still within quorum_hold";
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 3s));
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).quorate, std::optional<bool>(false))
+      << "votequorum's own answer, not unknown";
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).quorum_held_ms, std::nullopt);
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
+TEST(ClusterSim, AQuorumHoldOfZeroDropsTheVerdictAtOnce) {
+  SimCluster::Options opt;
+  opt.quorum_hold = 0ms;
+  SimCluster c = pair(opt);
+  ASSERT_NO_FATAL_FAILURE(loseVotequorumOnTheActive(c));
+  EXPECT_NE(c.role("lb1"), Role::kActive);
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).quorate, std::nullopt);
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 3s));
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
+}  // namespace
+}  // namespace tandem::election

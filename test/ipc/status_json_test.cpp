@@ -14,6 +14,7 @@ TEST(StatusJsonTest, CoreStatusBecomesTheDocumentedSchema) {
   s.role = "ACTIVE";
   s.active = "lb1";
   s.quorate = true;
+  s.quorum_held_ms = 2100;
   s.epoch = 7;
   s.failback_waiting = "failback to lb2 waits for its sync backup daemon to run";
   s.nodes = {{"lb1", "ACTIVE", 150, 1000, false, std::nullopt, 420, 60000, 12, std::nullopt},
@@ -22,7 +23,7 @@ TEST(StatusJsonTest, CoreStatusBecomesTheDocumentedSchema) {
   json doc = statusJson("prod", s, frames);
   EXPECT_EQ(doc, json::parse(R"({
     "cluster": "prod", "local_node": "lb1", "role": "ACTIVE", "active": "lb1",
-    "quorate": true, "epoch": 7, "move_target": "",
+    "quorate": true, "quorum_held_ms": 2100, "epoch": 7, "move_target": "",
     "failback_waiting": "failback to lb2 waits for its sync backup daemon to run",
     "nodes": [
       {"name": "lb1", "role": "ACTIVE", "priority": 150, "health": 1000, "standby": false,
@@ -39,6 +40,7 @@ TEST(StatusJsonTest, NoActiveIsNull) {
   election::CoreStatus s;
   s.local_node = "lb1";
   EXPECT_TRUE(statusJson("prod", s, {})["active"].is_null());
+  EXPECT_TRUE(statusJson("prod", s, {})["quorum_held_ms"].is_null()) << "not held";
   EXPECT_TRUE(statusJson("prod", s, {})["rejected_frames"].is_object());
 }
 

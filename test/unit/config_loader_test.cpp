@@ -55,6 +55,7 @@ TEST_F(ConfigLoaderTest, MinimalFileGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.cluster.heartbeat_interval, 200ms);
   EXPECT_EQ(c.cluster.dead_time, 1000ms);
   EXPECT_EQ(c.cluster.failback, FailbackPolicy::kManual);
+  EXPECT_EQ(c.cluster.quorum_hold, 8000ms);
   EXPECT_TRUE(c.cluster.tiebreaker.targets.empty());
   EXPECT_FALSE(c.cluster.fence.command);
   ASSERT_EQ(c.nodes.size(), 1u);
@@ -86,6 +87,22 @@ targets = ["198.51.100.1"]
                              "under dead_time - heartbeat_interval (800ms): a director cut off "
                              "from its peer and from the targets could take over before its "
                              "tiebreaker fails; lower them (the defaults are 200ms and 300ms)"}));
+}
+
+TEST_F(ConfigLoaderTest, QuorumHoldIsReadFromZeroToAMinuteAndRefusedBeyond) {
+  auto withHold = [](const std::string& hold) {
+    return "[cluster]\nname = \"web\"\nquorum_hold = \"" + hold + "\"\n[[node]]\nname = \"lb1\"\n";
+  };
+  for (auto [text, value] : {std::pair{"3s", 3000ms}, {"0s", 0ms}, {"1m", 60000ms}}) {
+    LoadResult r = load(withHold(text));
+    ASSERT_TRUE(r.ok()) << text << ": " << r.diagnostics.formatAll();
+    EXPECT_EQ(r.config->cluster.quorum_hold, value) << text;
+  }
+  LoadResult r = load(withHold("61s"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(lines(r), (std::vector<std::string>{
+                          "3:15: cluster.quorum_hold: \"61s\" is out of range; it must be a "
+                          "duration from \"0s\" to \"1m\""}));
 }
 
 TEST_F(ConfigLoaderTest, ReadsAWholeServiceWithCheckInheritance) {

@@ -46,6 +46,16 @@ std::string nodesSection(const json& status, const std::string& local_node) {
   return table(rows);
 }
 
+// votequorum's answer, and while its last one is held over a lost connection, since when.
+std::string quorumOf(const json& status) {
+  std::string out = yesNo(status, "quorate");
+  auto held = status.find("quorum_held_ms");
+  if (held != status.end() && held->is_number_integer()) {
+    out += " (held: votequorum lost " + formatAge(held->get<int64_t>()) + " ago)";
+  }
+  return out;
+}
+
 // Only when something was rejected: zero counters are noise.
 std::string framesSection(const json& status) {
   auto rejected = status.find("rejected_frames");
@@ -148,7 +158,7 @@ std::string formatStatus(const json& status) {
   std::vector<Row> head{{"Cluster:", textOf(status, "cluster")},
                         {"Local node:", local_node + " (" + textOf(status, "role") + ")"},
                         {"Active:", active},
-                        {"Quorum:", yesNo(status, "quorate")},
+                        {"Quorum:", quorumOf(status)},
                         {"Epoch:", numberOf(status, "epoch")}};
   if (auto move = status.find("move_target");
       move != status.end() && move->is_string() && !move->get<std::string>().empty()) {
