@@ -266,7 +266,13 @@ ClusterNode::ClusterNode(NodeEnv env, const config::Config& cfg, std::string sel
     sendHeartbeat(false, true);
     group_timer_->arm(cluster_cfg_.group_heartbeat_interval);
   });
-  deadline_timer_ = dispatcher_.createTimer([this] { handle(core_.onTick(now())); });
+  deadline_timer_ = dispatcher_.createTimer([this] {
+    // A deadline is most often a peer's dead_time. Read what has arrived first: after a stall
+    // the loop may run this timer before the sockets' turn, with the peer's frames waiting.
+    udp_->drain();
+    if (bus_) bus_->drain();
+    handle(core_.onTick(now()));
+  });
   monitor_timer_ = dispatcher_.createTimer([this] {
     if (core_.role() == election::Role::kActive) {
       chain_.monitorAll([this](Result<void> r) {

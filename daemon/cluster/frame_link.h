@@ -23,6 +23,11 @@ class FrameLink {
   virtual void send(std::span<const uint8_t> frame) = 0;
   virtual uint64_t sendErrors() const = 0;
   virtual uint16_t port() const = 0;
+  // Delivers, before it returns and without blocking, the frames that have already arrived but
+  // not been read. The node calls it before it judges a peer silent: a loop that fell behind
+  // (its CPU starved, a timer run before the socket's turn) judges what arrived, not what it
+  // got round to reading.
+  virtual void drain() = 0;
 };
 
 }  // namespace tandem::cluster

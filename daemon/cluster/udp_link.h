@@ -28,6 +28,7 @@ class UdpLink final : public FrameLink {
 
   void setPeers(std::vector<Endpoint> peers) override { peers_ = std::move(peers); }
   void send(std::span<const uint8_t> frame) override;
+  void drain() override { readAll(); }
   uint64_t sendErrors() const override { return send_errors_; }
   uint16_t port() const override { return port_; }
 

@@ -192,6 +192,11 @@ void CpgBus::onReadable() {
   if (!queue_.empty()) flush();
 }
 
+void CpgBus::drain() {
+  // cpg_dispatch(CS_DISPATCH_ALL) returns once what is queued has been delivered: no wait.
+  if (connected_ && !pending_loss_) onReadable();
+}
+
 Result<void> CpgBus::send(std::span<const uint8_t> bytes) {
   if (!connected_ || pending_loss_) {
     return fail(ErrorCode::kUnavailable,

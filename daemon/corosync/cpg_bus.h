@@ -54,6 +54,7 @@ class CpgBus final : public GroupBus {
   bool connected() const override { return connected_; }
   std::optional<uint32_t> localNodeId() const override { return local_nodeid_; }
   size_t queuedMessages() const override { return queue_.size(); }
+  void drain() override;
 
  private:
   CpgBus(loop::Dispatcher& dispatcher, GroupBusListener& listener, std::string group,

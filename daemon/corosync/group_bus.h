@@ -105,6 +105,9 @@ class GroupBus {
   // Known from the first successful connection on; a node's id does not change while it runs.
   [[nodiscard]] virtual std::optional<uint32_t> localNodeId() const = 0;
   [[nodiscard]] virtual size_t queuedMessages() const = 0;
+  // Dispatches, without blocking, what corosync has already delivered to this member but the
+  // loop has not read yet (see FrameLink::drain). Nothing while disconnected.
+  virtual void drain() = 0;
 };
 
 }  // namespace tandem::corosync

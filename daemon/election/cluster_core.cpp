@@ -191,7 +191,14 @@ Actions ClusterCore::onNodeLeft(Time now, const std::string& peer) {
   return finish(now, std::move(out));
 }
 
-Actions ClusterCore::onTick(Time now) { return finish(now, {}); }
+Actions ClusterCore::onTick(Time now) {
+  // Peers are declared dead here only, at their deadline: the shell reads what has arrived
+  // before it ticks (ClusterNode), so a frame waiting in a socket is never overtaken by an
+  // unrelated event that happens to run first after a stall.
+  Actions out;
+  expirePeers(now, out);
+  return finish(now, std::move(out));
+}
 
 Actions ClusterCore::onQuorum(Time now, bool quorate) {
   Actions out;
@@ -501,7 +508,6 @@ bool ClusterCore::settling(Time now) const {
 
 void ClusterCore::evaluate(Time now, Actions& out) {
   now_hint_ = std::max(now_hint_, now);
-  expirePeers(now, out);
   expireQuorumHold(now, out);
   // Each event moves the machine; a few in a row settle it (e.g. released, then standby).
   for (int i = 0; i < 8; ++i) {

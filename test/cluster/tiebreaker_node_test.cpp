@@ -53,6 +53,9 @@ class FakeGroup {
 
 class FakeBus final : public corosync::GroupBus {
  public:
+  void drain() override {}
+
+ public:
   FakeBus(FakeGroup& g, uint32_t id, corosync::GroupBusListener& l) : group_(g), id_(id) {
     group_.join(id, &l);
   }

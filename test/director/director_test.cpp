@@ -607,6 +607,23 @@ TEST_F(Cluster, AVotequorumGoneLongerThanQuorumHoldHandsTheServiceOver) {
   EXPECT_EQ(directors_["a"]->clusterNode()->status().quorate, std::nullopt);
 }
 
+// The fault matrix's starvation row: a BACKUP whose loop falls behind (its CPU held to 5 %) runs
+// its dead_time deadline with the ACTIVE's frames still unread in its sockets. It must judge
+// what arrived, not what it has read so far.
+TEST_F(Cluster, ABackupWhoseLoopFallsBehindReadsWhatArrivedBeforeCallingThePeerDead) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  world_.stall("b", true);
+  run(5s);  // five dead_times: b's deadline runs at each, with a's frames waiting
+  EXPECT_EQ(role("b"), Role::kBackup) << "b took a's silence on trust";
+  EXPECT_EQ(active(), std::vector<std::string>{"a"});
+  world_.stall("b", false);
+  run(2s);
+  EXPECT_EQ(active(), std::vector<std::string>{"a"});
+  EXPECT_FALSE(holdsVip("b"));
+}
+
 TEST_F(Cluster, AReloadOfTheHeartbeatIntervalChangesHowOftenFramesGo) {
   build(kPair);
   startAll();

@@ -138,6 +138,17 @@ class FakeWorld {
   }
   // UDP only (a firewall rule between the directors), CPG still carries heartbeats.
   void blockUdp(bool on) { udp_blocked_ = on; }
+  // A node whose loop has fallen behind (its CPU starved): what reaches it waits in its
+  // sockets, read only when it drains them itself (FrameLink/GroupBus::drain), or when the
+  // stall ends.
+  void stall(const std::string& node, bool on) {
+    if (on) {
+      stalled_.insert(node);
+      return;
+    }
+    stalled_.erase(node);
+    deliverWaiting(node);
+  }
   bool reaches(const std::string& a, const std::string& b) const {
     return !cut_.count(a) && !cut_.count(b) && !partitions_.count(std::minmax(a, b));
   }
@@ -170,6 +181,7 @@ class FakeWorld {
     bool connected() const override { return true; }
     std::optional<uint32_t> localNodeId() const override { return id_; }
     size_t queuedMessages() const override { return 0; }
+    void drain() override { w_.deliverWaiting(node_, true); }
 
    private:
     FakeWorld& w_;
@@ -194,6 +206,7 @@ class FakeWorld {
     }
     uint64_t sendErrors() const override { return 0; }
     uint16_t port() const override { return port_; }
+    void drain() override { w_.deliverWaiting(node_, false); }
     const std::vector<Endpoint>& peers() const { return peers_; }
 
    private:
@@ -230,19 +243,48 @@ class FakeWorld {
     while (!queue_.empty()) {
       Packet p = std::move(queue_.front());
       queue_.pop_front();
-      if (p.group) {
-        auto members = members_;  // a delivery may destroy a member
-        for (auto& [id, m] : members) {
-          if (id == p.from_id || !reaches(p.from, m.node) || !members_.count(id)) continue;
-          m.listener->onMessage(p.from_id, 4242, p.bytes);
-        }
+      deliver(std::move(p));
+    }
+  }
+  // Delivers what waits in a stalled node's sockets: both kinds, or only CPG / only UDP.
+  void deliverWaiting(const std::string& node, std::optional<bool> group = std::nullopt) {
+    auto it = waiting_.find(node);
+    if (it == waiting_.end()) return;
+    std::deque<Packet> keep;
+    std::deque<Packet> now = std::move(it->second);
+    waiting_.erase(it);
+    for (Packet& p : now) {
+      if (group && p.group != *group) {
+        keep.push_back(std::move(p));
       } else {
-        if (udp_blocked_) continue;
-        auto it = links_.find(p.to);
-        if (it == links_.end() || !reaches(p.from, it->second.node)) continue;
-        auto on_frame = it->second.on_frame;
-        on_frame(p.bytes, p.from_address);
+        deliver(std::move(p), node);
       }
+    }
+    if (!keep.empty()) waiting_[node] = std::move(keep);
+  }
+  // to_node: deliver to that node only (its socket is read now), stalled or not.
+  void deliver(Packet p, const std::string& to_node = "") {
+    if (p.group) {
+      auto members = members_;  // a delivery may destroy a member
+      for (auto& [id, m] : members) {
+        if (id == p.from_id || !reaches(p.from, m.node) || !members_.count(id)) continue;
+        if (!to_node.empty() && m.node != to_node) continue;
+        if (to_node.empty() && stalled_.count(m.node)) {
+          waiting_[m.node].push_back(p);
+          continue;
+        }
+        m.listener->onMessage(p.from_id, 4242, p.bytes);
+      }
+    } else {
+      if (udp_blocked_) return;
+      auto it = links_.find(p.to);
+      if (it == links_.end() || !reaches(p.from, it->second.node)) return;
+      if (to_node.empty() && stalled_.count(it->second.node)) {
+        waiting_[it->second.node].push_back(std::move(p));
+        return;
+      }
+      auto on_frame = it->second.on_frame;
+      on_frame(p.bytes, p.from_address);
     }
   }
 
@@ -256,6 +298,8 @@ class FakeWorld {
   std::set<std::string> cut_;
   std::set<std::pair<std::string, std::string>> partitions_;
   bool udp_blocked_ = false;
+  std::set<std::string> stalled_;
+  std::map<std::string, std::deque<Packet>> waiting_;  // in a stalled node's sockets
 };
 
 class FakeChildren final : public process::ChildRunner {

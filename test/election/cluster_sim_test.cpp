@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "../wire/wire_test_util.h"
+
 namespace tandem::election {
 namespace {
 
@@ -730,6 +732,50 @@ TEST(ClusterSim, AQuorumHoldOfZeroDropsTheVerdictAtOnce) {
   EXPECT_EQ(c.node("lb1").core->status(c.now()).quorate, std::nullopt);
   ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 3s));
   EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
+}  // namespace
+}  // namespace tandem::election
+
+namespace tandem::election {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string peerRole(const ClusterCore& core, const std::string& peer, Time now) {
+  for (const NodeView& n : core.status(now).nodes) {
+    if (n.name == peer) return n.role;
+  }
+  return "";
+}
+
+// After a stall (a CPU-starved loop) the first callback to run may be any event at all, with
+// the peer's frames still unread in the sockets. Only the peer's own deadline, which the shell
+// runs after reading its input (ClusterNode), may declare it dead.
+TEST(ClusterCoreExpiry, OnlyThePeersDeadlineDeclaresItDeadNotAnEventThatRunsFirst) {
+  CoreConfig cfg;
+  cfg.self = "lb2";
+  cfg.priority = 100;
+  cfg.peers["lb1"] = 200;
+  cfg.heartbeat_interval = 200ms;
+  cfg.dead_time = 1000ms;
+  const Time t0{};
+  ClusterCore core(cfg, t0, Startup{});
+  (void)core.onQuorum(t0, true);
+  Heartbeat hb = wire::testing::sampleHeartbeat();  // lb1, ACTIVE, holding, quorate
+  hb.sender = "lb1";
+  hb.incarnation = 1;
+  hb.priority = 200;
+  (void)core.onHeartbeat(t0 + 100ms, hb);
+  ASSERT_EQ(peerRole(core, "lb1", t0 + 100ms), "ACTIVE");
+
+  const Time late = t0 + 1500ms;  // past lb1's deadline
+  Actions a = core.onLocalHealth(late, 900, true);
+  EXPECT_EQ(peerRole(core, "lb1", late), "ACTIVE") << "a health result declared the peer dead";
+  EXPECT_TRUE(std::none_of(
+      a.begin(), a.end(), [](const Action& x) { return x.kind == Action::Kind::kStartResources; }));
+  (void)core.onTick(late);
+  EXPECT_EQ(peerRole(core, "lb1", late), "LOST");
 }
 
 }  // namespace
