@@ -24,6 +24,16 @@
 // delivery to the nodeid's node, a UDP datagram to the source address it knows the node by),
 // checked before the window too.
 //
+// With --play NODE (NODE's tandemd stopped once "captured sender=NODE" is printed, then
+// --go-file created), it speaks for NODE with the real key, from NODE's own namespaces (--host
+// NODE), over UDP to each --udp destination, continuing NODE's captured incarnation:
+//
+//   kind             what                                                  expected
+//   reordered        heartbeats numbered s+100, s+102, then s+101: new to    superseded
+//                    the replay window, but older than a frame already taken
+//   stale_release    a release frame from the epoch before NODE's heartbeats' "stale release
+//                                                                         ignored" (logged)
+//
 // Output, one line per fact, key=value, for the lab test to parse:
 //   captured sender=d1 key_id=1 incarnation=... sequence=... bytes=...
 //   expect path=cpg kind=forged node=d1 reason=bad_signature count=5   (one per node and reason)
@@ -56,6 +66,7 @@
 #include "wire/frame.h"
 #include "wire/heartbeat.h"
 #include "wire/key_ring.h"
+#include "wire/release.h"
 
 namespace {
 
@@ -237,6 +248,8 @@ struct Options {
   int count = 5;
   int capture_timeout_s = 15;
   bool no_cpg = false;
+  std::string play;     // speak for this node (its tandemd stopped): reordered, stale_release
+  std::string go_file;  // --play waits for this file before it speaks
 };
 
 // One kind of hostile frame: how to make the i-th copy, and what each receiver should say.
@@ -392,6 +405,54 @@ std::vector<Kind> buildKinds(const std::vector<const Captured*>& caps, const wir
   return kinds;
 }
 
+// A frame from the captured node itself, under its incarnation, numbered `sequence`.
+tandem::Bytes asCaptured(const Captured& c, wire::FrameType type, tandem::Bytes payload,
+                         uint64_t sequence, const wire::KeyRing& ring) {
+  wire::Frame f;
+  f.type = type;
+  f.cluster = c.frame.cluster;
+  f.sender = c.frame.sender;
+  f.incarnation = c.frame.incarnation;
+  f.sequence = sequence;
+  f.payload = std::move(payload);
+  auto bytes = wire::encodeFrame(f, ring);
+  if (!bytes) die("encodeFrame: " + bytes.error().message);
+  return std::move(*bytes);
+}
+
+// --play: speaks for c's node, whose tandemd is stopped by now. Returns the frames sent.
+size_t play(const Captured& c, const wire::KeyRing& ring, const Options& o, UdpSender& udp) {
+  auto heartbeat = wire::encodeHeartbeat(c.heartbeat);
+  if (!heartbeat) die("encodeHeartbeat: " + heartbeat.error().message);
+  if (c.heartbeat.epoch == 0) die("--play needs a captured epoch above 0 for a stale release");
+  wire::Release rel;
+  rel.kind = wire::ReleaseKind::kReleased;
+  rel.epoch = c.heartbeat.epoch - 1;
+  auto release = wire::encodeRelease(rel);
+  if (!release) die("encodeRelease: " + release.error().message);
+  const uint64_t s = c.frame.sequence;
+  const std::vector<tandem::Bytes> frames{
+      asCaptured(c, wire::FrameType::kHeartbeat, *heartbeat, s + 100, ring),
+      asCaptured(c, wire::FrameType::kHeartbeat, *heartbeat, s + 102, ring),
+      asCaptured(c, wire::FrameType::kHeartbeat, *heartbeat, s + 101, ring),
+      asCaptured(c, wire::FrameType::kRelease, *release, s + 103, ring)};
+  for (const auto& [node, addr] : o.udp) {
+    sockaddr_in6 to = UdpSender::parse(addr, o.port);
+    for (const tandem::Bytes& b : frames) {
+      udp.send(to, b);
+      ::usleep(5000);  // one bridge, in order: the third arrives after the second
+    }
+    std::cout << "expect path=udp:" << node << "/" << addr << " kind=reordered node=" << node
+              << " reason=superseded count=1\n";
+    std::cout << "played path=udp:" << node << "/" << addr << " kind=stale_release node=" << node
+              << " as=" << c.frame.sender << " epoch=" << rel.epoch
+              << " heartbeat_epoch=" << c.heartbeat.epoch << "\n";
+    std::cout << "sent path=udp:" << node << "/" << addr << " kind=play count=" << frames.size()
+              << "\n";
+  }
+  return frames.size() * o.udp.size();
+}
+
 std::string readKey(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) die("cannot read the key file " + path);
@@ -421,9 +482,15 @@ int main(int argc, char** argv) {
   app.add_option("--host", o.host, "the node whose namespaces this runs in (binds its frames)");
   std::vector<std::string> known;
   app.add_option("--known", known, "NODE=ADDRESS: the address receivers know NODE's UDP by");
+  app.add_option("--play", o.play, "speak for NODE once its tandemd is stopped (see the header)");
+  app.add_option("--go-file", o.go_file, "with --play: wait for this file before speaking");
   CLI11_PARSE(app, argc, argv);
   o.nodes = splitList(nodes);
   o.capture = capture.empty() ? o.nodes : splitList(capture);
+  if (!o.play.empty()) {
+    if (o.go_file.empty() || udp.empty()) die("--play needs --go-file and --udp");
+    o.capture = {o.play};
+  }
   for (const std::string& u : udp) {
     auto eq = u.find('=');
     if (eq == std::string::npos) die("--udp wants NODE=ADDRESS, not " + u);
@@ -459,6 +526,19 @@ int main(int argc, char** argv) {
   }
   wire::KeyRing real = ringWith(caps.front()->frame.key_id, tandem::asBytes(secret));
   std::fill(secret.begin(), secret.end(), '\0');
+
+  if (!o.play.empty()) {
+    std::cout << std::flush;
+    auto until = Clock::now() + std::chrono::seconds(60);
+    while (::access(o.go_file.c_str(), F_OK) != 0) {
+      if (Clock::now() >= until) die("--go-file " + o.go_file + " did not appear within 60 s");
+      member.pump(std::chrono::milliseconds(10));
+    }
+    UdpSender udp_sender;
+    size_t n = play(*caps.front(), real, o, udp_sender);
+    std::cout << "done sent=" << n << std::endl;
+    return 0;
+  }
 
   std::set<std::string> configured(o.nodes.begin(), o.nodes.end());
   std::vector<Kind> kinds = buildKinds(caps, real, o.count, configured);

@@ -362,9 +362,11 @@ _lab_build() {
     _lab_sw nft -f - <<'EOF2' || return 1
 table bridge tandemlab {
   set cut { type ether_addr . ether_addr; }
+  set udpcut { type ether_addr . ether_addr . inet_service; }
   chain forward {
     type filter hook forward priority 0; policy accept;
     ether saddr . ether daddr @cut counter drop
+    meta l4proto udp ether saddr . ether daddr . udp dport @udpcut counter drop
   }
 }
 EOF2
@@ -716,8 +718,13 @@ heal() {
     _lab_cut delete "$1" "$2" both
   fi
 }
-_lab_cut() {
-  local op=$1 dir=$4 a b ia ib ma mb elems=()
+# udp_block A B PORT: drop only the UDP datagrams to PORT between groups A and B, both ways; the
+# rest of their traffic still passes. udp_unblock: undo every udp_block.
+udp_block() { _lab_cut add "$1" "$2" both "$3"; }
+udp_unblock() { _lab_sw nft flush set bridge tandemlab udpcut; }
+_lab_cut() {  # _lab_cut add|delete A B both|oneway [UDP_PORT]
+  local op=$1 dir=$4 port=${5:+ . $5} set=cut a b ia ib ma mb elems=()
+  [[ -n $port ]] && set=udpcut
   command -v nft >/dev/null || { lab_die "partition needs nft (apt-get install nftables)"; return 1; }
   _lab_load || return 1
   for a in ${2//,/ }; do
@@ -730,8 +737,8 @@ _lab_cut() {
           ma=$REPLY
           _lab_mac "$b" "$ib" || { lab_die "no node $b"; return 1; }
           mb=$REPLY
-          elems+=("$ma . $mb")
-          [[ $dir == both ]] && elems+=("$mb . $ma")
+          elems+=("$ma . $mb$port")
+          [[ $dir == both ]] && elems+=("$mb . $ma$port")
         done
       done
     done
@@ -740,10 +747,10 @@ _lab_cut() {
   if [[ $op == delete ]]; then
     # delete fails on absent elements: remove them one by one and ignore those
     local e
-    for e in "${elems[@]}"; do _lab_sw nft delete element bridge tandemlab cut "{ $e }" 2>/dev/null; done
+    for e in "${elems[@]}"; do _lab_sw nft delete element bridge tandemlab "$set" "{ $e }" 2>/dev/null; done
     return 0
   fi
-  _lab_sw nft "$op" element bridge tandemlab cut "{ ${elems[*]} }"
+  _lab_sw nft "$op" element bridge tandemlab "$set" "{ ${elems[*]} }"
 }
 # lab_partitions: the (source MAC . destination MAC) pairs currently dropped
 lab_partitions() { _lab_sw nft list set bridge tandemlab cut; }
