@@ -49,6 +49,7 @@ std::string_view actionKindName(Action::Kind k) {
 ClusterCore::ClusterCore(CoreConfig config, Time now, Startup startup)
     : config_(std::move(config)),
       init_deadline_(now + config_.dead_time),
+      init_quorum_deadline_(now + std::max(config_.dead_time, config_.quorum_hold)),
       startup_(startup),
       epoch_(startup.epoch),
       health_side_since_(now) {
@@ -409,7 +410,17 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
   if (role_ == Role::kInit) {
     bool all_heard =
         std::all_of(peers_.begin(), peers_.end(), [](const auto& kv) { return kv.second.alive; });
-    if (!all_heard && now < init_deadline_) return std::nullopt;
+    // Every decision out of INIT counts the quorum; it is unknown until votequorum's first
+    // answer, which a busy start can deliver after the peers' heartbeats.
+    const bool quorum_known = config_.ignore_quorum || quorate_.has_value();
+    if ((!all_heard || !quorum_known) && now < init_deadline_) return std::nullopt;
+    // A director restarted while ACTIVE still holds its resources and says so in its
+    // heartbeats, so nobody takes over: it waits for that answer up to quorum_hold rather than
+    // release for the want of it (and take them back a moment later).
+    if (!quorum_known && startup_.was_active && startup_.resources_present && !someoneElseHolds() &&
+        now < init_quorum_deadline_) {
+      return std::nullopt;
+    }
     if (startup_.resources_present && (!startup_.was_active || someoneElseHolds())) {
       last_reason_ = startup_.was_active ? "another node took over while this daemon was away"
                                          : "resources found that this node did not hold";
@@ -652,7 +663,10 @@ std::optional<Time> ClusterCore::nextDeadline() const {
     considerFuture(since, config_.policy.health_settle);
   };
   considerSettle(health_side_since_);
-  if (role_ == Role::kInit) consider(init_deadline_);
+  if (role_ == Role::kInit) {
+    consider(init_deadline_);
+    consider(init_quorum_deadline_);
+  }
   if (quorumHeld()) consider(*quorum_lost_at_ + config_.quorum_hold);
   for (const auto& [name, p] : peers_) {
     if (!p.alive) continue;

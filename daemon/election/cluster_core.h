@@ -152,6 +152,7 @@ class ClusterCore {
   CoreConfig config_;
   Role role_ = Role::kInit;
   Time init_deadline_;
+  Time init_quorum_deadline_;  // how long a restarted ACTIVE waits for votequorum's answer
   Startup startup_;
   uint64_t epoch_ = 0;
   int health_ = 1000;

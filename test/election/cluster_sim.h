@@ -58,6 +58,8 @@ class SimCluster {
 
   Time now() const { return now_; }
   SimNode& node(const std::string& name) { return nodes_.at(name); }
+  // From now on votequorum answers a node that starts only when the test says so.
+  void quorumSilentAtStart(bool on) { opt_.quorum_silent = on; }
 
   void start(const std::string& name) {
     SimNode& n = nodes_.at(name);
