@@ -17,6 +17,27 @@ Result<void> mayChange(const Credentials& who, const UserInfo& user, const Admin
                   " (the group is control.group in tandem.conf)");
 }
 
+Result<UserInfo> CachedUserDb::user(uid_t uid, gid_t primary) const {
+  const auto now = clock_();
+  const auto key = std::make_pair(uid, primary);
+  if (auto it = entries_.find(key); it != entries_.end()) {
+    if (now - it->second.at < ttl_) return it->second.info;
+    entries_.erase(it);
+  }
+  auto info = inner_.user(uid, primary);
+  if (!info) return info;
+  if (entries_.size() >= capacity_) {
+    // Full: forget the oldest answer.
+    auto oldest = entries_.begin();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->second.at < oldest->second.at) oldest = it;
+    }
+    entries_.erase(oldest);
+  }
+  entries_[key] = Entry{*info, now};
+  return info;
+}
+
 Result<AccessPolicy> AccessPolicy::create(const UserDb& users, const std::string& group_name) {
   auto gid = users.groupId(group_name);
   if (!gid) {
@@ -24,6 +45,12 @@ Result<AccessPolicy> AccessPolicy::create(const UserDb& users, const std::string
                                       "; create the group or name an existing one");
   }
   return AccessPolicy(users, AdminGroup{group_name, *gid});
+}
+
+bool AccessPolicy::privileged(uid_t uid, gid_t gid) const {
+  if (uid == 0 || gid == group_.gid) return true;
+  auto user = users_->user(uid, gid);
+  return user && mayChange(Credentials{uid, gid, 0}, *user, group_).has_value();
 }
 
 Result<void> AccessPolicy::authorize(RequestId id, Peer& peer) const {

@@ -2,8 +2,12 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -34,6 +38,35 @@ class UserDb {
   [[nodiscard]] virtual Result<UserInfo> user(uid_t uid, gid_t primary) const = 0;
 };
 
+// A UserDb that remembers what it looked up, bounded in size and age: a flood of connections
+// from one user costs one lookup, not one each (NSS may be a remote directory, and it runs on
+// the loop). groupId is passed through: it is asked at start-up and on reload only.
+class CachedUserDb final : public UserDb {
+ public:
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  CachedUserDb(const UserDb& inner, Clock clock, size_t capacity = 256,
+               std::chrono::seconds ttl = std::chrono::seconds(60))
+      : inner_(inner), clock_(std::move(clock)), capacity_(capacity), ttl_(ttl) {}
+
+  [[nodiscard]] Result<gid_t> groupId(const std::string& name) const override {
+    return inner_.groupId(name);
+  }
+  // Failures are not remembered: the next ask tries again.
+  [[nodiscard]] Result<UserInfo> user(uid_t uid, gid_t primary) const override;
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    UserInfo info;
+    std::chrono::steady_clock::time_point at;
+  };
+  const UserDb& inner_;
+  Clock clock_;
+  size_t capacity_;
+  std::chrono::seconds ttl_;
+  mutable std::map<std::pair<uid_t, gid_t>, Entry> entries_;
+};
+
 struct AdminGroup {
   std::string name;
   gid_t gid = 0;
@@ -58,6 +91,8 @@ class AccessPolicy {
                                                    const std::string& group_name);
 
   [[nodiscard]] Result<void> authorize(RequestId id, Peer& peer) const;
+  // Root, or in the admin group (by its gid or its group list; a failed lookup is no).
+  [[nodiscard]] bool privileged(uid_t uid, gid_t gid) const;
   const AdminGroup& group() const { return group_; }
 
  private:

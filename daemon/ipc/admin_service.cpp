@@ -1,5 +1,6 @@
 #include "ipc/admin_service.h"
 
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -29,16 +30,39 @@ json fromResult(const Result<json>& r) {
 
 }  // namespace
 
-AdminService::AdminService(AdminHandler& handler, AccessPolicy policy, AuditLog audit)
-    : handler_(handler), policy_(std::move(policy)), audit_(std::move(audit)) {}
+AdminService::AdminService(AdminHandler& handler, AccessPolicy policy, AuditLog audit,
+                           AdminClock clock)
+    : handler_(handler),
+      policy_(std::move(policy)),
+      audit_(std::move(audit)),
+      clock_(std::move(clock)) {}
 
 Bytes AdminService::handle(std::span<const uint8_t> bytes, Peer& peer) {
   const int32_t id = rawRequestId(bytes);
   json body;
-  auto request = decodeRequest(bytes);
-  if (!request) {
-    audit("malformed admin request " + who(peer) + " reason=\"" + request.error().message + "\"");
-    body = errorBody(request.error());
+  // Checked in order of cost: the size, the header's id, who asks; only then the JSON.
+  const std::optional<RequestId> known = requestIdFromWire(id);
+  // The size the header claims: libqb hands over that much of its buffer (a negative or short
+  // one is decodeRequest's to word, before it reads any JSON).
+  int32_t claimed = 0;
+  if (bytes.size() >= kRequestHeaderSize) std::memcpy(&claimed, bytes.data() + 8, sizeof claimed);
+  if (claimed > static_cast<int32_t>(kMaxRequestSize)) {
+    body = malformed(Error{ErrorCode::kInvalidArgument, "a request of " + std::to_string(claimed) +
+                                                            " bytes; the largest is " +
+                                                            std::to_string(kMaxRequestSize)},
+                     peer);
+  } else if (!known) {
+    // decodeRequest words this one best (a short header, an unknown id).
+    auto request = decodeRequest(bytes);
+    body = malformed(
+        request ? Error{ErrorCode::kInvalidArgument, "unknown request"} : request.error(), peer);
+  } else if (auto allowed = policy_.authorize(*known, peer); !allowed) {
+    ++counters_.refused;
+    auditNoise("admin request refused request=" + std::string(requestName(*known)) + " " +
+               who(peer) + " reason=\"" + allowed.error().message + "\"");
+    body = errorBody(allowed.error());
+  } else if (auto request = decodeRequest(bytes); !request) {
+    body = malformed(request.error(), peer);
   } else {
     body = answer(*request, peer);
   }
@@ -52,16 +76,42 @@ Bytes AdminService::handle(std::span<const uint8_t> bytes, Peer& peer) {
   return out ? std::move(*out) : Bytes{};
 }
 
-json AdminService::answer(const Request& request, Peer& peer) {
-  const std::string name(requestName(request.id));
-  if (auto allowed = policy_.authorize(request.id, peer); !allowed) {
-    audit("admin request refused request=" + name + " " + who(peer) + " reason=\"" +
-          allowed.error().message + "\"");
-    return errorBody(allowed.error());
+json AdminService::malformed(const Error& error, const Peer& peer) {
+  ++counters_.malformed;
+  auditNoise("malformed admin request " + who(peer) + " reason=\"" + error.message + "\"");
+  return errorBody(error);
+}
+
+void AdminService::auditNoise(const std::string& line) {
+  if (!clock_) {
+    audit(line);
+    return;
   }
+  const auto now = clock_();
+  if (window_lines_ == 0 || now - window_start_ >= kNoiseLogWindow) {
+    if (unlogged_ > 0) {
+      audit("admin channel: " + std::to_string(unlogged_) +
+            " more malformed or refused requests were not logged one by one");
+    }
+    window_start_ = now;
+    window_lines_ = 0;
+    unlogged_ = 0;
+  }
+  if (window_lines_ < kNoiseLogBurst) {
+    ++window_lines_;
+    audit(line);
+  } else {
+    ++unlogged_;
+  }
+}
+
+json AdminService::answer(const Request& request, Peer& peer) {
+  // Authorised by handle(), from the header, before the body was parsed.
+  const std::string name(requestName(request.id));
   try {
     json body = dispatch(request);
     if (isMutating(request.id)) {
+      ++counters_.changes;
       // Who changed the cluster, how, and what came of it.
       auto error = body.find("error");
       audit("admin request request=" + name + " " + who(peer) + " body=" + shortDump(request.body) +
@@ -82,7 +132,13 @@ json AdminService::dispatch(const Request& request) {
   switch (request.id) {
     case RequestId::kStatus: {
       if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
-      return okBody(handler_.status());
+      json status = handler_.status();
+      if (status.is_object()) {
+        status["admin_requests"] = {{"malformed", counters_.malformed},
+                                    {"refused", counters_.refused},
+                                    {"changes", counters_.changes}};
+      }
+      return okBody(status);
     }
     case RequestId::kStandby: {
       auto args = parseStandbyArgs(request.body);

@@ -29,14 +29,16 @@ Result<std::unique_ptr<IpcServer>> IpcServer::create(loop::Dispatcher& dispatche
                                                  std::to_string(kMaxNameLength) +
                                                  " characters without '/'");
   }
-  auto policy = AccessPolicy::create(users, options.group);
+  auto clock = [&dispatcher] { return dispatcher.now(); };
+  auto cached = std::make_unique<CachedUserDb>(users, clock);
+  auto policy = AccessPolicy::create(*cached, options.group);
   if (!policy) return fail(policy.error());
   auto adapter = QbPollAdapter::create(dispatcher);
   if (!adapter) return fail(adapter.error());
 
   std::unique_ptr<IpcServer> server(new IpcServer(
-      std::move(*adapter), AdminService(handler, std::move(*policy), std::move(options.audit)),
-      options.name, users));
+      std::move(*adapter), std::move(cached),
+      AdminService(handler, std::move(*policy), std::move(options.audit), clock), options.name));
 
   qb_ipcs_service_handlers handlers{};
   handlers.connection_accept = &IpcServer::onAccept;
@@ -68,15 +70,15 @@ Result<std::unique_ptr<IpcServer>> IpcServer::create(loop::Dispatcher& dispatche
   return server;
 }
 
-IpcServer::IpcServer(std::unique_ptr<QbPollAdapter> adapter, AdminService service, std::string name,
-                     const UserDb& users)
+IpcServer::IpcServer(std::unique_ptr<QbPollAdapter> adapter, std::unique_ptr<CachedUserDb> users,
+                     AdminService service, std::string name)
     : adapter_(std::move(adapter)),
+      users_(std::move(users)),
       service_(std::move(service)),
-      name_(std::move(name)),
-      users_(users) {}
+      name_(std::move(name)) {}
 
 Result<void> IpcServer::setGroup(const std::string& group) {
-  auto policy = AccessPolicy::create(users_, group);
+  auto policy = AccessPolicy::create(*users_, group);
   if (!policy) return fail(policy.error());
   service_.setPolicy(std::move(*policy));
   return {};
@@ -95,14 +97,15 @@ IpcServer::~IpcServer() {
 int32_t IpcServer::onAccept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid) {
   IpcServer* self = serverOf(c);
   if (self == nullptr) return -EINVAL;
-  if (self->connections_ >= kMaxConnections) {
-    self->service_.audit("admin connection refused uid=" + std::to_string(uid) + " reason=\"" +
-                         std::to_string(kMaxConnections) + " admin connections are open\"");
+  // Every local user may connect (status is public), within the budget; what they may ask is
+  // decided per request.
+  const bool privileged = self->service_.policy().privileged(uid, gid);
+  if (auto why = self->budget_.admit(uid, privileged)) {
+    self->service_.auditNoise("admin connection refused uid=" + std::to_string(uid) + " reason=\"" +
+                              *why + "\"");
     return -EAGAIN;
   }
-  // Every local user may connect (status is public); what they may ask is decided per request.
   qb_ipcs_context_set(c, new Peer{Credentials{uid, gid, 0}, std::nullopt});
-  ++self->connections_;
   return 0;
 }
 
@@ -156,8 +159,8 @@ void IpcServer::onDestroyed(qb_ipcs_connection_t* c) {
   Peer* peer = peerOf(c);
   if (peer == nullptr) return;  // refused in onAccept: nothing was counted or allocated
   qb_ipcs_context_set(c, nullptr);
+  if (IpcServer* self = serverOf(c)) self->budget_.release(peer->credentials.uid);
   delete peer;
-  if (IpcServer* self = serverOf(c)) --self->connections_;
 }
 
 }  // namespace tandem::ipc

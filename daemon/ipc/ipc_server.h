@@ -9,6 +9,7 @@
 #include "ipc/access.h"
 #include "ipc/admin_handler.h"
 #include "ipc/admin_service.h"
+#include "ipc/connection_budget.h"
 #include "ipc/qb_poll_adapter.h"
 #include "loop/dispatcher.h"
 
@@ -40,15 +41,18 @@ class IpcServer {
   const std::string& name() const { return name_; }
   // A reload changed [control] group: resolved now; a missing group changes nothing.
   [[nodiscard]] Result<void> setGroup(const std::string& group);
-  size_t connections() const { return connections_; }
+  size_t connections() const { return budget_.open(); }
+  const AdminCounters& counters() const { return service_.counters(); }
 
-  // Concurrent admin connections beyond this are refused: each holds a few fds, a /dev/shm
-  // file and a 1 MiB buffer, and any local user may connect.
-  static constexpr size_t kMaxConnections = 32;
+  // Concurrent admin connections: each holds a few fds, a /dev/shm file and a 1 MiB buffer,
+  // and any local user may connect. One user holds at most 8 (root: no limit of its own), and
+  // the last 8 of the 64 are kept for root and the admin group (ConnectionBudget).
+  static constexpr ConnectionLimits kLimits{64, 8, 8};
+  static constexpr size_t kMaxConnections = kLimits.total;
 
  private:
-  IpcServer(std::unique_ptr<QbPollAdapter> adapter, AdminService service, std::string name,
-            const UserDb& users);
+  IpcServer(std::unique_ptr<QbPollAdapter> adapter, std::unique_ptr<CachedUserDb> users,
+            AdminService service, std::string name);
 
   static int32_t onAccept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid);
   static void onCreated(qb_ipcs_connection_t* c);
@@ -59,11 +63,11 @@ class IpcServer {
 
   // Declared first so that it is destroyed last: tearing the service down calls dispatch_del.
   std::unique_ptr<QbPollAdapter> adapter_;
+  std::unique_ptr<CachedUserDb> users_;  // before the policy that points into it
   AdminService service_;
   std::string name_;
-  const UserDb& users_;
   qb_ipcs_service_t* service_handle_ = nullptr;
-  size_t connections_ = 0;
+  ConnectionBudget budget_{kLimits};
 };
 
 }  // namespace tandem::ipc

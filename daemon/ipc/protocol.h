@@ -39,6 +39,9 @@
 //   6 drain    reserved; answered with an error until it exists
 //   7 ipvs     {}                            read-only, like status: the IPVS table
 //   8 sync     {}                            read-only, like status: connection sync
+// A request over kMaxRequestSize (4 KiB) is refused before its body is read, and a change is
+// authorised from the header's id before the body is parsed: what an unprivileged user sends
+// for a change is never parsed at all.
 // Unknown fields are refused, so a typo ("nod") is an error instead of a silent default. A body
 // holding a NUL byte is refused too: JSON text has none, and libqb hands the server the size
 // the header claims, so an overstated size shows up as the receive buffer's zeros.
@@ -62,6 +65,8 @@
 //                        backup daemon last heard a sync message; null: never) (its heartbeats)}]
 //   "accepted_frames": unsigned, heartbeat frames accepted
 //   "rejected_frames": {reason: count}, reason as wire::name(Rejection) (e.g. "bad_signature")
+//   "admin_requests":  {"malformed": unsigned, "refused": unsigned, "changes": unsigned}, what
+//                      this admin channel has seen since tandemd started
 //
 // The sync response (besides "ok": true): the "sync" object of the status (enabled, interface,
 // sync_id, group, port, connections and templates (this director's table), restarts, error,
@@ -101,6 +106,9 @@ namespace tandem::ipc {
 // QB_IPC_SOCKET one message is one datagram, which the kernel also caps at net.core.wmem_max;
 // a status is a few KiB, far below either.
 inline constexpr size_t kMaxMessageSize = size_t{1024} * 1024;
+// The largest request, header included. Every request body is a few names and flags; anything
+// bigger is refused unread, before its JSON is parsed.
+inline constexpr size_t kMaxRequestSize = 4096;
 inline constexpr std::string_view kDefaultIpcName = "tandem";
 
 inline constexpr size_t kRequestHeaderSize = 16;   // sizeof(qb_ipc_request_header)

@@ -25,7 +25,10 @@ TEST_F(StatusCommandTest, JsonFlagPrintsTheAnswerAsTandemdSentIt) {
   serve("rejected-frames");
   Outcome o = run({TANDEM_PATH, "--json", "status", "--ipc-name", name_});
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_EQ(json::parse(o.out), json::parse(readFile(golden("rejected-frames.json"))));
+  json sent = json::parse(readFile(golden("rejected-frames.json")));
+  // The admin channel adds its own counters to the status the handler gives it.
+  sent["admin_requests"] = {{"malformed", 0}, {"refused", 0}, {"changes", 0}};
+  EXPECT_EQ(json::parse(o.out), sent);
   EXPECT_EQ(o.out, json::parse(o.out).dump(2) + "\n") << "pretty-printed";
 }
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "ipc_fakes.h"
 
 namespace tandem::ipc {
@@ -87,6 +89,58 @@ TEST(MayChangeTest, RuleIsRootOrGidOrGroupList) {
   EXPECT_TRUE(mayChange(Credentials{7, 900, 1}, UserInfo{"a", {}}, admins).has_value());
   EXPECT_TRUE(mayChange(Credentials{7, 7, 1}, UserInfo{"a", {7, 900}}, admins).has_value());
   EXPECT_FALSE(mayChange(Credentials{7, 7, 1}, UserInfo{"a", {7, 901}}, admins).has_value());
+}
+
+TEST(CachedUserDbTest, AUserIsLookedUpOnceWithinTheTtlAndAgainAfter) {
+  FakeUserDb inner;
+  std::chrono::steady_clock::time_point now{};
+  CachedUserDb db(
+      inner, [&now] { return now; }, 4, std::chrono::seconds(60));
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(db.user(1000, 1000).has_value());
+  EXPECT_EQ(inner.lookups, 1);
+  now += std::chrono::seconds(60);
+  ASSERT_TRUE(db.user(1000, 1000).has_value());
+  EXPECT_EQ(inner.lookups, 2);
+}
+
+TEST(CachedUserDbTest, ItHoldsAtMostItsCapacityAndForgetsTheOldest) {
+  FakeUserDb inner;
+  std::chrono::steady_clock::time_point now{};
+  CachedUserDb db(
+      inner, [&now] { return now; }, 4, std::chrono::seconds(60));
+  for (uid_t uid = 1000; uid < 1100; ++uid) {
+    now += std::chrono::milliseconds(1);
+    ASSERT_TRUE(db.user(uid, uid).has_value());
+  }
+  EXPECT_EQ(db.size(), 4u);
+  const int before = inner.lookups;
+  ASSERT_TRUE(db.user(1099, 1099).has_value());  // the newest is still there
+  EXPECT_EQ(inner.lookups, before);
+  ASSERT_TRUE(db.user(1000, 1000).has_value());  // the oldest was forgotten
+  EXPECT_EQ(inner.lookups, before + 1);
+}
+
+TEST(CachedUserDbTest, AFailedLookupIsNotRemembered) {
+  FakeUserDb inner;
+  inner.lookup_fails = true;
+  CachedUserDb db(inner, [] { return std::chrono::steady_clock::time_point{}; });
+  EXPECT_FALSE(db.user(1000, 1000).has_value());
+  inner.lookup_fails = false;
+  EXPECT_TRUE(db.user(1000, 1000).has_value());
+  EXPECT_EQ(inner.lookups, 2);
+}
+
+TEST(AccessPolicyPrivilegeTest, PrivilegedIsRootOrTheAdminGroup) {
+  FakeUserDb users;
+  users.users[1001] = UserInfo{"alice", {1001, 900}};
+  auto policy = AccessPolicy::create(users, "tandem-admin");
+  ASSERT_TRUE(policy.has_value());
+  EXPECT_TRUE(policy->privileged(0, 0));
+  EXPECT_TRUE(policy->privileged(1002, 900));   // primary group
+  EXPECT_TRUE(policy->privileged(1001, 1001));  // group list
+  EXPECT_FALSE(policy->privileged(65534, 65534));
+  users.lookup_fails = true;
+  EXPECT_FALSE(policy->privileged(1001, 1001)) << "a failed lookup is no";
 }
 
 }  // namespace

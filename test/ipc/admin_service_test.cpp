@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -50,7 +51,10 @@ class AdminServiceTest : public ::testing::Test {
 TEST_F(AdminServiceTest, StatusAnswersTheHandlersFieldsWithOkTrue) {
   AdminService s = service();
   json body = ask(s, RequestId::kStatus, json::object(), nobody_);
-  EXPECT_EQ(body, (json{{"ok", true}, {"cluster", "prod"}, {"local_node", "lb1"}}));
+  EXPECT_EQ(body, (json{{"ok", true},
+                        {"cluster", "prod"},
+                        {"local_node", "lb1"},
+                        {"admin_requests", {{"malformed", 0}, {"refused", 0}, {"changes", 0}}}}));
   EXPECT_TRUE(audit_.empty()) << "reading the status is not worth a log line";
 }
 
@@ -167,6 +171,69 @@ TEST_F(AdminServiceTest, AnswerTooLargeForAMessageIsReplacedByAnError) {
   EXPECT_EQ(body["ok"], false);
   EXPECT_NE(body["error"].get<std::string>().find("tandemd could not send its answer"),
             std::string::npos);
+}
+
+// --- the channel: size, order of checks, counters, a log that cannot be flooded -----------
+
+TEST_F(AdminServiceTest, ARequestOverFourKibIsRefusedUnread) {
+  AdminService s = service();
+  auto big = encodeRequest(RequestId::kStatus, json{{"pad", std::string(5000, 'x')}});
+  ASSERT_TRUE(big.has_value());
+  json body = ask(s, *big, nobody_);
+  EXPECT_EQ(body["ok"], false);
+  EXPECT_EQ(body["error"],
+            "a request of " + std::to_string(big->size()) + " bytes; the largest is 4096");
+  EXPECT_TRUE(handler_.calls.empty());
+  EXPECT_EQ(s.counters().malformed, 1u);
+}
+
+// What an unprivileged user sends for a change is refused from the header alone: its body,
+// here not even JSON, is never parsed.
+TEST_F(AdminServiceTest, AChangeIsAuthorisedFromTheHeaderBeforeItsBodyIsParsed) {
+  AdminService s = service();
+  Bytes req(kRequestHeaderSize + 9);
+  int32_t id = static_cast<int32_t>(RequestId::kStandby);
+  auto size = static_cast<int32_t>(req.size());
+  std::memcpy(req.data(), &id, 4);
+  std::memcpy(req.data() + 8, &size, 4);
+  std::memcpy(req.data() + kRequestHeaderSize, "{not json", 9);
+  json body = ask(s, req, nobody_);
+  EXPECT_EQ(body["code"], "permission-denied") << body;
+  EXPECT_EQ(s.counters().refused, 1u);
+  EXPECT_EQ(s.counters().malformed, 0u);
+  // root's garbage is parsed, and is garbage
+  body = ask(s, req, root_);
+  EXPECT_EQ(body["code"], "parse") << body;
+  EXPECT_EQ(s.counters().malformed, 1u);
+}
+
+TEST_F(AdminServiceTest, TheStatusCarriesTheChannelsCounters) {
+  AdminService s = service();
+  ask(s, Bytes{1, 2, 3}, nobody_);
+  ask(s, RequestId::kMove, moveBody({"lb2"}), nobody_);
+  ask(s, RequestId::kMove, moveBody({"lb2"}), root_);
+  json body = ask(s, RequestId::kStatus, json::object(), nobody_);
+  EXPECT_EQ(body["admin_requests"], (json{{"malformed", 1}, {"refused", 1}, {"changes", 1}}));
+}
+
+TEST_F(AdminServiceTest, AFloodOfMalformedRequestsLogsABurstThenOneLinePerWindow) {
+  std::chrono::steady_clock::time_point now{};
+  auto policy = AccessPolicy::create(users_, "tandem-admin");
+  ASSERT_TRUE(policy.has_value());
+  AdminService s(
+      handler_, std::move(*policy), [this](std::string_view line) { audit_.emplace_back(line); },
+      [&now] { return now; });
+  for (int i = 0; i < 1000; ++i) ask(s, Bytes{1, 2, 3}, nobody_);
+  EXPECT_EQ(audit_.size(), kNoiseLogBurst);
+  EXPECT_EQ(s.counters().malformed, 1000u);
+  now += kNoiseLogWindow;
+  ask(s, Bytes{1, 2, 3}, nobody_);
+  ASSERT_EQ(audit_.size(), kNoiseLogBurst + 2);
+  EXPECT_EQ(audit_[kNoiseLogBurst],
+            "admin channel: 995 more malformed or refused requests were not logged one by one");
+  // A change is always logged, however noisy the channel.
+  ask(s, RequestId::kClear, json::object(), root_);
+  EXPECT_EQ(audit_.back().rfind("admin request request=clear uid=0", 0), 0u) << audit_.back();
 }
 
 }  // namespace

@@ -151,6 +151,53 @@ json askAs(uid_t uid, gid_t gid, const std::string& name, RequestId id, const js
   return json::parse(text, nullptr, false);
 }
 
+// A child as uid/gid opens `count` raw connections and keeps them open until `release` is
+// closed by the test; returns how many the server accepted, and the child's pid.
+struct HeldConnections {
+  pid_t pid = -1;
+  int accepted = -1;
+  int release = -1;  // close it to let the child go
+  void letGo() {
+    if (release >= 0) ::close(release);
+    release = -1;
+    if (pid > 0) ::waitpid(pid, nullptr, 0);
+    pid = -1;
+  }
+};
+HeldConnections holdAs(uid_t uid, gid_t gid, const std::string& name, int count) {
+  int out[2], hold[2];
+  EXPECT_EQ(::pipe(out), 0);
+  EXPECT_EQ(::pipe(hold), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(out[0]);
+    ::close(hold[1]);
+    if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(20);
+    std::vector<qb_ipcc_connection_t*> open;
+    for (int i = 0; i < count; ++i) {
+      if (qb_ipcc_connection_t* c = qb_ipcc_connect(name.c_str(), kMaxMessageSize)) {
+        open.push_back(c);
+      }
+    }
+    writeAll(out[1], std::to_string(open.size()));
+    ::close(out[1]);
+    char byte;
+    while (::read(hold[0], &byte, 1) > 0) {
+    }
+    for (auto* c : open) qb_ipcc_disconnect(c);
+    ::_exit(0);
+  }
+  ::close(out[1]);
+  ::close(hold[0]);
+  HeldConnections h;
+  h.pid = pid;
+  h.release = hold[1];
+  std::string text = readAll(out[0]);
+  ::close(out[0]);
+  h.accepted = text.empty() ? -1 : std::stoi(text);
+  return h;
+}
+
 class IpcServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -269,7 +316,7 @@ TEST_F(IpcServerTest, GarbageGetsErrorAnswersAndTheServerKeepsServing) {
 
     auto huge = raw.exchange(header(1, 0x7fffffff, "{}"), 1);
     ASSERT_TRUE(huge.has_value()) << huge.error().message;
-    EXPECT_NE((*huge)["error"].get<std::string>().find("more than the limit"), std::string::npos);
+    EXPECT_EQ((*huge)["error"], "a request of 2147483647 bytes; the largest is 4096");
 
     auto unknown = raw.exchange(header(42, 18, "{}"), 42);
     ASSERT_TRUE(unknown.has_value()) << unknown.error().message;
@@ -331,6 +378,16 @@ TEST_F(IpcServerTest, ConnectionsBeyondTheLimitAreRefusedUntilOthersClose) {
   }
   ASSERT_TRUE(after.has_value()) << after.error().message;
   EXPECT_EQ((*after)["ok"], true);
+}
+
+TEST_F(IpcServerTest, OneUserHoldsAtMostEightConnectionsAndRootStillGetsIn) {
+  start();
+  HeldConnections nobody = holdAs(kNobody, kNoGroup, name_, 20);
+  EXPECT_EQ(nobody.accepted, static_cast<int>(IpcServer::kLimits.per_user));
+  auto status = ask(RequestId::kStatus);
+  ASSERT_TRUE(status.has_value()) << status.error().message;
+  EXPECT_EQ((*status)["connections"], IpcServer::kLimits.per_user + 1);
+  nobody.letGo();
 }
 
 TEST_F(IpcServerTest, ClientWithoutADaemonSaysWhereItLooked) {
