@@ -426,6 +426,23 @@ TEST(ClusterSim, AdminMoveIsAHandshakeAndClearKeepsThePlace) {
   EXPECT_TRUE(exactlyOneActive(c, "lb2")) << "clearing the move does not move back (manual)";
 }
 
+// Issue 12: a release's target is honoured. With three directors the one named takes over,
+// not the next by priority, and nobody else ever holds the resources on the way.
+TEST(ClusterSim, AMoveToTheLowestPriorityGoesThereAndNowhereElse) {
+  SimCluster c({{"lb1", 200}, {"lb2", 150}, {"lb3", 100}}, {});
+  c.start("lb1");
+  c.start("lb2");
+  c.start("lb3");
+  c.advance(5s);
+  ASSERT_TRUE(exactlyOneActive(c, "lb1"));
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMove(when, "lb3", 1); });
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb3"); }, 5s));
+  c.advance(10s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb3"));
+  EXPECT_EQ(c.node("lb2").starts, 0) << "the next by priority never took it";
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
 TEST(ClusterSim, StandbyHandsOverAndOnlineDoesNotTakeBack) {
   SimCluster c = pair();
   c.start("lb1");
