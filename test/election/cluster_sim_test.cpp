@@ -53,11 +53,8 @@ TEST(ClusterSim, DaemonCrashWithImmediateRestartCausesNoTakeover) {
   EXPECT_EQ(c.node("lb2").starts, 0) << "the peer never took over";
 }
 
-// Seen in CI at the fast profile: the restarted daemon heard its peer before votequorum's first
-// answer, resumed, found the quorum unknown and released; the peer took over, and the service
-// moved twice for a restart that should have moved nothing.
-TEST(ClusterSim, ARestartedActiveWaitsForVotequorumsFirstAnswerInsteadOfReleasing) {
-  SimCluster c = pair();
+// lb1 ACTIVE, killed, restarted at once; its votequorum does not answer until the test says so.
+void restartTheActiveWithVotequorumSilent(SimCluster& c) {
   c.start("lb1");
   c.start("lb2");
   c.advance(5s);
@@ -66,6 +63,14 @@ TEST(ClusterSim, ARestartedActiveWaitsForVotequorumsFirstAnswerInsteadOfReleasin
   c.advance(300ms);
   c.quorumSilentAtStart(true);
   c.start("lb1");
+}
+
+// Seen in CI at the fast profile: the restarted daemon heard its peer before votequorum's first
+// answer, resumed, found the quorum unknown and released; the peer took over, and the service
+// moved twice for a restart that should have moved nothing.
+TEST(ClusterSim, ARestartedActiveWaitsForVotequorumsFirstAnswerInsteadOfReleasing) {
+  SimCluster c = pair();
+  ASSERT_NO_FATAL_FAILURE(restartTheActiveWithVotequorumSilent(c));
   c.advance(1500ms);  // past dead_time: lb2's heartbeats have long arrived, votequorum has not
   EXPECT_EQ(c.role("lb1"), Role::kInit) << "it waits, holding what it held";
   c.act("lb1", [](ClusterCore& core, Time when) { return core.onQuorum(when, true); });
@@ -77,14 +82,7 @@ TEST(ClusterSim, ARestartedActiveWaitsForVotequorumsFirstAnswerInsteadOfReleasin
 
 TEST(ClusterSim, ARestartedActiveThatVotequorumNeverAnswersReleasesAfterQuorumHold) {
   SimCluster c = pair();
-  c.start("lb1");
-  c.start("lb2");
-  c.advance(5s);
-  ASSERT_TRUE(exactlyOneActive(c, "lb1"));
-  c.crash("lb1");
-  c.advance(300ms);
-  c.quorumSilentAtStart(true);
-  c.start("lb1");
+  ASSERT_NO_FATAL_FAILURE(restartTheActiveWithVotequorumSilent(c));
   c.advance(7900ms);
   EXPECT_EQ(c.role("lb1"), Role::kInit);
   ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 3s));
