@@ -43,7 +43,9 @@
 //   lines_echoed max_stall_ms p50_stall_ms p99_stall_ms (over the connected sessions' max
 //   stalls, nearest rank) max_gap_ms first_failure_ms (epoch ms of the earliest failure: a
 //   connect failure, a reset, a bad echo, or the send of a silent session's oldest unanswered
-//   line; 0 if none) mark_ms (the last SIGUSR1, 0 if none) names (NAME:sessions,...).
+//   line; 0 if none) mark_ms (the last SIGUSR1, 0 if none) names (NAME:sessions,...)
+//   stopped_by (signal: SIGTERM/SIGINT; duration: --duration-s ran out, and every session
+//   ended then: a script that means to stop the run itself checks this).
 // --report FILE gets a line per session: session= local= (its address:port, to find it in the
 // IPVS connection table) state= (alive, silent, reset, closed, error, bad_echo, connect_failed)
 // sent= echoed= max_stall_ms= max_gap_ms= names= end_ms= (epoch ms of the failure, 0 if alive)
@@ -342,7 +344,7 @@ class Run {
         } else if (int signo = readSignal(sfd); signo == SIGUSR1) {
           mark();
         } else if (signo != 0) {
-          stop = true;
+          stop = stopped_by_signal_ = true;
         }
       }
     }
@@ -576,6 +578,7 @@ class Run {
       list += (list.empty() ? "" : ",") + name + ":" + std::to_string(count);
     }
     std::printf("names=%s\n", list.c_str());
+    std::printf("stopped_by=%s\n", stopped_by_signal_ ? "signal" : "duration");
     if (!o_.report.empty()) {
       FILE* f = std::fopen(o_.report.c_str(), "w");
       if (f == nullptr) return std::perror(o_.report.c_str()), 1;
@@ -601,6 +604,7 @@ class Run {
   int64_t due_ = 0;   // when some session next needs the loop
   long settled_ = 0;  // sessions connected or failed to
   int64_t mark_ms_ = 0;
+  bool stopped_by_signal_ = false;
 };
 
 }  // namespace

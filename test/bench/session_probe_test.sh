@@ -90,6 +90,16 @@ check "healthy: about 30 lines a session" test "$(value lines_echoed "$out")" -g
 check "healthy: 50 report lines, all alive" \
   test "$(grep -c 'state=alive' "$work/healthy.report")" = 50
 check "healthy: the mark is in the file" test "$(cat "$work/mark")" = "$(value mark_ms "$out")"
+check "healthy: stopped by its duration" test "$(value stopped_by "$out")" = duration
+
+# --- stopped by SIGTERM long before its duration: still judged, and says so ---
+start_run term --sessions 5 --interval-ms 100 --duration-s 600
+wait_for "$work/term.err" "5/5 sessions connected" 5
+kill -TERM "$run_pid"
+finish_run term
+check "term exits 0" test "$rc" -eq 0
+check "term: all 5 alive" test "$(value alive_at_end "$work/term.out")" = 5
+check "term: stopped by the signal" test "$(value stopped_by "$work/term.out")" = signal
 
 # --- the server is killed mid-run: every session reset ---
 start_echo b
