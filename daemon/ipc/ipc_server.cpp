@@ -6,6 +6,8 @@
 #include <cstring>
 #include <span>
 
+#include "ipc/socket_holders.h"
+
 namespace tandem::ipc {
 
 namespace {
@@ -62,7 +64,16 @@ Result<std::unique_ptr<IpcServer>> IpcServer::create(loop::Dispatcher& dispatche
     // qb_ipcs_run has already destroyed the service.
     Error e = errnoError(-rc, "cannot publish the admin socket \"" + server->name_ + "\"");
     if (rc == -EADDRINUSE) {
-      e.message += "; is another tandemd running in this network namespace?";
+      // The name is abstract, so anyone may have bound it first: say who, so the operator can
+      // tell a second tandemd from a squatter without hunting.
+      std::string holders = describeHolders(abstractSocketHolders(server->name_));
+      if (holders.empty()) {
+        e.message += "; is another tandemd running in this network namespace? (`ss -xlp | grep @" +
+                     server->name_ + "` names the holder)";
+      } else {
+        e.message += "; it is held by " + holders +
+                     ": stop that process (or set [control] ipc_name), then start tandemd again";
+      }
     }
     return fail(std::move(e));
   }

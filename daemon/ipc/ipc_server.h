@@ -25,6 +25,11 @@ struct IpcServerOptions {
 // sockets, so one per network namespace, plus a small control file in /dev/shm) driven by the
 // daemon's Dispatcher through QbPollAdapter. It only moves bytes; AdminService decides.
 //
+// The name stays abstract (libqb's file-system sockets are a host-wide switch that would move
+// corosync's too), so anyone may bind it first. Both ends defend: tandemd, finding the name
+// taken, fails at once naming the holder's pid (socket_holders.h); the client talks only to a
+// listener owned by root or by its own user (SO_PEERCRED, tools/tandem/ipc_client.cpp).
+//
 // One per process (see QbPollAdapter). Destroy it before the Dispatcher.
 class IpcServer {
  public:

@@ -404,10 +404,12 @@ TEST_F(IpcServerTest, SecondServerWithTheSameNameIsRefused) {
   ServerProcess second = startServer(name_, "root");
   int status = 0;
   ::waitpid(second.pid, &status, 0);
-  EXPECT_EQ(second.startup,
-            "error: cannot publish the admin socket \"" + name_ +
-                "\": Address already in use; is another tandemd running in this network "
-                "namespace?");
+  // The name is abstract, so the message says who holds it: here the first server.
+  EXPECT_EQ(second.startup, "error: cannot publish the admin socket \"" + name_ +
+                                "\": Address already in use; it is held by pid " +
+                                std::to_string(server_.pid) +
+                                " (ipc_server_test, uid 0): stop that process (or set [control] "
+                                "ipc_name), then start tandemd again");
   EXPECT_TRUE(ask(RequestId::kStatus).has_value()) << "the first server is unaffected";
 }
 

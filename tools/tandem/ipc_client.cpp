@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <qb/qbipcc.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -49,6 +50,25 @@ int32_t remainingMs(Clock::time_point deadline) {
   return left.count() > 0 ? static_cast<int32_t>(left.count()) : 0;
 }
 
+// An abstract socket name is anyone's to bind, so the listener must prove who it is before a
+// request goes out: root (tandemd), or this user's own process (a daemon the user started, which
+// can do nothing to the user that the user cannot). SO_PEERCRED on the connected setup socket
+// holds the listener's credentials, taken by the kernel when it listened: they cannot be faked.
+Result<void> trustedServer(int fd, const IpcOptions& o) {
+  ucred peer{};
+  socklen_t len = sizeof peer;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {
+    return fail(errnoError(errno, "reading the credentials of tandemd's admin socket"));
+  }
+  if (peer.uid == 0 || peer.uid == ::geteuid()) return {};
+  return fail(ErrorCode::kPermissionDenied,
+              "the admin socket (ipc name " + quoted(o.name) + ") is held by pid " +
+                  std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) +
+                  ", not by root: that is not tandemd, so tandem sends it nothing; find it with "
+                  "`ss -xlp | grep @" +
+                  o.name + "`, stop it, and restart tandemd");
+}
+
 // Waits for the server's half of the handshake, so a daemon that accepts and never answers
 // costs the timeout, not forever (qb_ipcc_connect would block without limit).
 Result<void> awaitHandshake(int fd, const IpcOptions& o, Clock::time_point deadline) {
@@ -67,6 +87,11 @@ Result<Connection> connect(const IpcOptions& o, Clock::time_point deadline) {
   qb_ipcc_connection_t* raw =
       qb_ipcc_connect_async(o.name.c_str(), ipc::kMaxMessageSize, &connect_fd);
   if (raw == nullptr) return fail(unreachable(o, errno != 0 ? errno : ECONNREFUSED));
+  if (auto trusted = trustedServer(connect_fd, o); !trusted) {
+    ::close(connect_fd);
+    qb_ipcc_disconnect(raw);
+    return fail(trusted.error());
+  }
   if (auto ready = awaitHandshake(connect_fd, o, deadline); !ready) {
     // Half-connected: libqb's disconnect frees the handle but not the setup socket.
     ::close(connect_fd);
