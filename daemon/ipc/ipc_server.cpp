@@ -35,7 +35,7 @@ Result<std::unique_ptr<IpcServer>> IpcServer::create(loop::Dispatcher& dispatche
   auto cached = std::make_unique<CachedUserDb>(users, clock);
   auto policy = AccessPolicy::create(*cached, options.group);
   if (!policy) return fail(policy.error());
-  auto adapter = QbPollAdapter::create(dispatcher);
+  auto adapter = QbPollAdapter::create(dispatcher, options.auth);
   if (!adapter) return fail(adapter.error());
 
   std::unique_ptr<IpcServer> server(new IpcServer(
@@ -78,6 +78,7 @@ Result<std::unique_ptr<IpcServer>> IpcServer::create(loop::Dispatcher& dispatche
     return fail(std::move(e));
   }
   server->service_handle_ = s;
+  server->adapter_->markListeners();  // the listening socket: what it accepts must authenticate
   return server;
 }
 

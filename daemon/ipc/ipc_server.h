@@ -19,6 +19,7 @@ struct IpcServerOptions {
   std::string name{kDefaultIpcName};  // [control] ipc_name
   std::string group = "root";         // [control] group: may change state besides root
   AuditLog audit;                     // refused, malformed and state-changing requests
+  AuthLimits auth;                    // half-open connections (see QbPollAdapter)
 };
 
 // tandemd's end of the admin channel: a libqb IPC service (QB_IPC_SOCKET: abstract unix

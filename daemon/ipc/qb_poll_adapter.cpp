@@ -24,13 +24,14 @@ int32_t reventsOf(loop::FdEvents ready) {
 
 }  // namespace
 
-Result<std::unique_ptr<QbPollAdapter>> QbPollAdapter::create(loop::Dispatcher& dispatcher) {
+Result<std::unique_ptr<QbPollAdapter>> QbPollAdapter::create(loop::Dispatcher& dispatcher,
+                                                             AuthLimits limits) {
   if (active_adapter != nullptr) {
     return fail(ErrorCode::kAlreadyExists,
                 "a libqb IPC adapter already exists in this process (libqb's poll handlers "
                 "carry no context, so there can be only one)");
   }
-  std::unique_ptr<QbPollAdapter> adapter(new QbPollAdapter(dispatcher));
+  std::unique_ptr<QbPollAdapter> adapter(new QbPollAdapter(dispatcher, limits));
   active_adapter = adapter.get();
   return adapter;
 }
@@ -58,8 +59,60 @@ int32_t QbPollAdapter::add(int32_t fd, int32_t events, void* data, qb_ipcs_dispa
   if (!watch) {
     return watch.error().code == ErrorCode::kAlreadyExists ? -EEXIST : -EINVAL;
   }
-  entries_[fd] = Entry{id, std::move(*watch), fn, data};
+  Entry& e = entries_[fd] = Entry{id, std::move(*watch), fn, data, Kind::kOrdinary, nullptr};
+  if (dispatching_ == Kind::kListener) {
+    e.kind = Kind::kAuthenticating;
+    e.deadline = dispatcher_.createTimer([this, fd, id] {
+      auto it = entries_.find(fd);
+      if (it == entries_.end() || it->second.id != id) return;
+      // Out of the entry first: libqb deletes the watch, and with it the entry, in hangUp.
+      std::unique_ptr<loop::Timer> self = std::move(it->second.deadline);
+      hangUp(fd, id);
+    });
+    e.deadline->arm(limits_.timeout);
+    // Not from inside libqb's acceptor: the oldest goes on the next turn of the loop.
+    if (authenticating() > limits_.at_once) {
+      job(this, [](void* self) { static_cast<QbPollAdapter*>(self)->hangUpOldestBeyondLimit(); });
+    }
+  }
   return 0;
+}
+
+void QbPollAdapter::markListeners() {
+  for (auto& [fd, e] : entries_) e.kind = Kind::kListener;
+}
+
+size_t QbPollAdapter::authenticating() const {
+  size_t n = 0;
+  for (const auto& [fd, e] : entries_) n += e.kind == Kind::kAuthenticating;
+  return n;
+}
+
+void QbPollAdapter::hangUp(int32_t fd, uint64_t id) {
+  auto it = entries_.find(fd);
+  if (it == entries_.end() || it->second.id != id || it->second.kind != Kind::kAuthenticating) {
+    return;
+  }
+  ++auth_hung_up_;
+  qb_ipcs_dispatch_fn_t fn = it->second.fn;
+  void* data = it->second.data;
+  // libqb's process_auth, on POLLHUP: drops the watch (del), closes the socket, frees its data.
+  int32_t rc = fn(fd, POLLHUP, data);
+  auto again = entries_.find(fd);
+  if (rc < 0 && again != entries_.end() && again->second.id == id) entries_.erase(again);
+}
+
+void QbPollAdapter::hangUpOldestBeyondLimit() {
+  while (authenticating() > limits_.at_once) {
+    const std::pair<const int32_t, Entry>* oldest = nullptr;
+    for (const auto& kv : entries_) {
+      if (kv.second.kind != Kind::kAuthenticating) continue;
+      if (oldest == nullptr || kv.second.id < oldest->second.id) oldest = &kv;
+    }
+    const size_t before = authenticating();
+    hangUp(oldest->first, oldest->second.id);
+    if (authenticating() >= before) return;  // a callback that did not let go: no spin
+  }
 }
 
 int32_t QbPollAdapter::mod(int32_t fd, int32_t events, void* data, qb_ipcs_dispatch_fn_t fn) {
@@ -101,7 +154,10 @@ void QbPollAdapter::onReady(int32_t fd, uint64_t id, loop::FdEvents ready) {
   // exactly that when a connection finishes authenticating).
   qb_ipcs_dispatch_fn_t fn = it->second.fn;
   void* data = it->second.data;
+  const Kind outer = dispatching_;
+  dispatching_ = it->second.kind;
   int32_t rc = fn(fd, reventsOf(ready), data);
+  dispatching_ = outer;
   if (rc < 0) {
     // qb_loop's contract: a negative return removes the fd. Only the entry this callback
     // belonged to, never one re-added under the same number meanwhile.

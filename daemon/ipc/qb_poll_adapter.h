@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "common/duration.h"
 #include "common/result.h"
 #include "loop/dispatcher.h"
 
@@ -19,9 +20,24 @@ namespace tandem::ipc {
 // libqb calls these handlers as plain C functions with no context pointer of ours, so they
 // find the adapter through one process-wide pointer: at most one adapter exists at a time,
 // and create() refuses a second. All calls happen on the loop's thread.
+//
+// Half-open connections. libqb accepts a client, then waits for its credentials message on
+// the new socket (process_auth, a watch it adds from inside the listener's callback) for as
+// long as the client likes: idle connections would pile up and take tandemd's descriptors.
+// So a watch added while a listener's callback runs is "authenticating": if it is still
+// there after AuthLimits::timeout, or when more than AuthLimits::at_once are, the oldest
+// first, its callback gets POLLHUP, on which libqb drops the watch, closes the socket and
+// frees its state. A client that authenticates is never touched: libqb deletes that watch
+// itself, and whatever it adds next is an ordinary one.
+struct AuthLimits {
+  Millis timeout{5000};  // a client sends its credentials at once; 5 s covers a loaded host
+  size_t at_once = 32;   // authenticating at a time; a new one hangs up the oldest beyond
+};
+
 class QbPollAdapter {
  public:
-  [[nodiscard]] static Result<std::unique_ptr<QbPollAdapter>> create(loop::Dispatcher& dispatcher);
+  [[nodiscard]] static Result<std::unique_ptr<QbPollAdapter>> create(loop::Dispatcher& dispatcher,
+                                                                     AuthLimits limits = {});
   ~QbPollAdapter();
   QbPollAdapter(const QbPollAdapter&) = delete;
   QbPollAdapter& operator=(const QbPollAdapter&) = delete;
@@ -29,18 +45,31 @@ class QbPollAdapter {
   // For qb_ipcs_poll_handlers_set(); valid while this adapter lives.
   qb_ipcs_poll_handlers handlers() const;
 
+  // The watches present now are listeners (the service's own sockets): call it right after
+  // qb_ipcs_run. A watch added while a listener's callback runs is authenticating.
+  void markListeners();
+
   size_t watchedFds() const { return entries_.size(); }
   size_t pendingJobs() const { return jobs_.size(); }
+  size_t authenticating() const;
+  uint64_t authHungUp() const { return auth_hung_up_; }  // timed out or pushed out, in all
 
  private:
+  enum class Kind { kOrdinary, kListener, kAuthenticating };
   struct Entry {
-    uint64_t id = 0;  // tells a re-added fd from the entry a callback started with
+    uint64_t id = 0;  // tells a re-added fd from the entry a callback started with; also age
     std::unique_ptr<loop::FdWatch> watch;
     qb_ipcs_dispatch_fn_t fn = nullptr;
     void* data = nullptr;
+    Kind kind = Kind::kOrdinary;
+    std::unique_ptr<loop::Timer> deadline;  // authenticating only
   };
 
-  explicit QbPollAdapter(loop::Dispatcher& dispatcher) : dispatcher_(dispatcher) {}
+  QbPollAdapter(loop::Dispatcher& dispatcher, AuthLimits limits)
+      : dispatcher_(dispatcher), limits_(limits) {}
+
+  void hangUp(int32_t fd, uint64_t id);  // POLLHUP to an authenticating watch's callback
+  void hangUpOldestBeyondLimit();
 
   int32_t add(int32_t fd, int32_t events, void* data, qb_ipcs_dispatch_fn_t fn);
   int32_t mod(int32_t fd, int32_t events, void* data, qb_ipcs_dispatch_fn_t fn);
@@ -56,9 +85,12 @@ class QbPollAdapter {
   static int32_t jobAdd(enum qb_loop_priority p, void* data, qb_loop_job_dispatch_fn fn);
 
   loop::Dispatcher& dispatcher_;
+  AuthLimits limits_;
   std::map<int32_t, Entry> entries_;
   std::map<uint64_t, std::unique_ptr<loop::Timer>> jobs_;
   uint64_t next_id_ = 1;
+  Kind dispatching_ = Kind::kOrdinary;  // the kind whose callback runs now
+  uint64_t auth_hung_up_ = 0;
 };
 
 }  // namespace tandem::ipc

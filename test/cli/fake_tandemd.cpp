@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   CannedHandler handler(std::move(status), argc == 4 ? argv[3] : "");
   ipc::PosixUserDb users;
   auto server = ipc::IpcServer::create(**dispatcher, handler, users,
-                                       ipc::IpcServerOptions{argv[1], "root", {}});
+                                       ipc::IpcServerOptions{argv[1], "root", {}, {}});
   if (!server) {
     std::cerr << "fake_tandemd: " << server.error().message << "\n";
     return 1;

@@ -5,7 +5,10 @@
 
 #include <grp.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <qb/qbipcc.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +16,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -88,10 +92,14 @@ std::string readAll(int fd) {
   }
   CountingHandler handler;
   PosixUserDb users;
-  IpcServerOptions options{name, group, [](std::string_view line) {
+  // Half-open connections: shorter than tandemd's 5 s so the test does not wait for them,
+  // long enough for a real client under ASan to authenticate.
+  IpcServerOptions options{name, group,
+                           [](std::string_view line) {
                              std::fprintf(stderr, "server audit: %.*s\n",
                                           static_cast<int>(line.size()), line.data());
-                           }};
+                           },
+                           AuthLimits{Millis(1500), 8}};
   auto server = IpcServer::create(**dispatcher, handler, users, std::move(options));
   if (!server) {
     writeAll(ready_fd, "error: " + server.error().message);
@@ -411,6 +419,42 @@ TEST_F(IpcServerTest, SecondServerWithTheSameNameIsRefused) {
                                 " (ipc_server_test, uid 0): stop that process (or set [control] "
                                 "ipc_name), then start tandemd again");
   EXPECT_TRUE(ask(RequestId::kStatus).has_value()) << "the first server is unaffected";
+}
+
+// Clients that connect and never send their credentials (libqb waits for them for ever on its
+// own): beyond 8 at once the oldest are hung up, the rest at 1.5 s, and root still gets in.
+TEST_F(IpcServerTest, HalfOpenConnectionsAreHungUpAndRootStillGetsIn) {
+  start();
+  auto fds_of = [](pid_t pid) {
+    size_t n = 0;
+    for (const auto& e :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+      (void)e;
+      ++n;
+    }
+    return n;
+  };
+  const size_t baseline = fds_of(server_.pid);
+  std::vector<int> idle;
+  for (int i = 0; i < 20; ++i) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path + 1, name_.data(), name_.size());  // padded, as libqb binds it
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << i;
+    idle.push_back(fd);
+  }
+  auto r = ask(RequestId::kStatus);
+  EXPECT_TRUE(r.has_value()) << "root's status among 20 idle connections: " << r.error().message;
+  // Every idle one is closed by the server: EOF within the timeout and a margin.
+  for (int fd : idle) {
+    pollfd p{fd, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 5000), 1) << "an idle connection was never hung up";
+    char c = 0;
+    EXPECT_EQ(::recv(fd, &c, 1, 0), 0);
+    ::close(fd);
+  }
+  EXPECT_LE(fds_of(server_.pid), baseline + 1) << "the server's descriptors come back down";
 }
 
 TEST_F(IpcServerTest, MissingGroupFailsTheStart) {

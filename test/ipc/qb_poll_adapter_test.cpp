@@ -149,5 +149,95 @@ TEST_F(QbPollAdapterTest, HandlersFailQuietlyOnceTheAdapterIsGone) {
   EXPECT_TRUE(again.has_value()) << "a new adapter may replace a destroyed one";
 }
 
+// --- half-open connections ---------------------------------------------------------------
+// What libqb does, in miniature: the listener's callback accepts a client and adds a watch for
+// its credentials (authAwait); that watch, on POLLIN, authenticates: drops itself and adds the
+// connection's watch (recordOther); on POLLHUP it gives up: drops itself, "closes", returns 1.
+int32_t g_next_client = 100;
+std::vector<int32_t> g_hung_up;
+int32_t authAwait(int32_t fd, int32_t revents, void* data) {
+  EXPECT_EQ(g_handlers.dispatch_del(fd), 0);
+  if (revents & POLLHUP) {
+    g_hung_up.push_back(fd);
+  } else {
+    EXPECT_EQ(g_handlers.dispatch_add(QB_LOOP_MED, fd, POLLIN, data, &recordOther), 0);
+  }
+  return 1;
+}
+int32_t acceptOne(int32_t /*fd*/, int32_t /*revents*/, void* data) {
+  EXPECT_EQ(g_handlers.dispatch_add(QB_LOOP_MED, g_next_client++, POLLIN, data, &authAwait), 0);
+  return 0;
+}
+
+class QbPollAdapterAuthTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_calls.clear();
+    g_hung_up.clear();
+    g_next_client = 100;
+    auto a = QbPollAdapter::create(dispatcher_, AuthLimits{Millis(5000), 3});
+    ASSERT_TRUE(a.has_value()) << a.error().message;
+    adapter_ = std::move(*a);
+    g_handlers = adapter_->handlers();
+    ASSERT_EQ(g_handlers.dispatch_add(QB_LOOP_MED, 5, POLLIN, &data_, &acceptOne), 0);
+    adapter_->markListeners();
+  }
+  void TearDown() override { adapter_.reset(); }
+  void accept() { ASSERT_TRUE(dispatcher_.fireFd(5, loop::FdEvents{true, false})); }
+
+  fakes::SimDispatcher dispatcher_;
+  std::unique_ptr<QbPollAdapter> adapter_;
+  int data_ = 0;
+};
+
+TEST_F(QbPollAdapterAuthTest, AClientThatNeverAuthenticatesIsHungUpAtTheTimeout) {
+  accept();  // fd 100
+  EXPECT_EQ(adapter_->authenticating(), 1u);
+  dispatcher_.advance(Millis(4999));
+  EXPECT_TRUE(g_hung_up.empty());
+  dispatcher_.advance(Millis(1));
+  EXPECT_EQ(g_hung_up, std::vector<int32_t>{100});
+  EXPECT_EQ(adapter_->authenticating(), 0u);
+  EXPECT_EQ(adapter_->authHungUp(), 1u);
+  EXPECT_EQ(adapter_->watchedFds(), 1u) << "only the listener is left";
+  EXPECT_TRUE(dispatcher_.fdInterest(5).has_value());
+}
+
+TEST_F(QbPollAdapterAuthTest, AnAuthenticatedConnectionIsNeverTouched) {
+  accept();  // fd 100
+  dispatcher_.advance(Millis(10));
+  ASSERT_TRUE(dispatcher_.fireFd(100, loop::FdEvents{true, false}));  // its credentials
+  EXPECT_EQ(adapter_->authenticating(), 0u);
+  dispatcher_.advance(Millis(60'000));
+  EXPECT_TRUE(g_hung_up.empty());
+  EXPECT_EQ(adapter_->authHungUp(), 0u);
+  ASSERT_TRUE(dispatcher_.fireFd(100, loop::FdEvents{true, false}));  // a request
+  ASSERT_EQ(g_calls.size(), 1u);
+  EXPECT_EQ(g_calls[0].revents, POLLIN + 1000) << "the connection's own callback";
+}
+
+TEST_F(QbPollAdapterAuthTest, BeyondTheLimitTheOldestIsHungUpOnTheNextTurn) {
+  for (int i = 0; i < 5; ++i) {
+    accept();  // fds 100..104
+    dispatcher_.advance(Millis(1));
+  }
+  EXPECT_EQ(g_hung_up, (std::vector<int32_t>{100, 101}));
+  EXPECT_EQ(adapter_->authenticating(), 3u);
+  // The newest still authenticate.
+  ASSERT_TRUE(dispatcher_.fireFd(104, loop::FdEvents{true, false}));
+  EXPECT_EQ(adapter_->authenticating(), 2u);
+  dispatcher_.advance(Millis(5000));
+  EXPECT_EQ(g_hung_up, (std::vector<int32_t>{100, 101, 102, 103}));
+  EXPECT_EQ(adapter_->watchedFds(), 2u) << "the listener and the authenticated connection";
+}
+
+TEST_F(QbPollAdapterAuthTest, WatchesAddedOutsideTheListenerAreOrdinary) {
+  ASSERT_EQ(g_handlers.dispatch_add(QB_LOOP_MED, 9, POLLIN, &data_, &record), 0);
+  EXPECT_EQ(adapter_->authenticating(), 0u);
+  dispatcher_.advance(Millis(60'000));
+  EXPECT_TRUE(g_hung_up.empty());
+  EXPECT_EQ(g_handlers.dispatch_del(9), 0);
+}
+
 }  // namespace
 }  // namespace tandem::ipc
