@@ -204,7 +204,13 @@ bool serveConn(int fd, EchoConn& k, const std::string& name, long corrupt_after)
   while (k.out.size() < kMaxUnsent) {
     ssize_t n = recvSome(fd, k.in);
     if (n < 0 && errno == EAGAIN) break;
-    if (n <= 0) return false;  // closed, or an error: the session is over either way
+    if (n == 0) {
+      // The client half-closed after its last line (socat, one request): answer what it sent
+      // before that, as a server does, then close.
+      sendSome(fd, k.out);
+      return false;
+    }
+    if (n < 0) return false;  // an error: the session is over
     if (!eachLine(k.in, [&](std::string_view line) {
           if (corrupt_after >= 0 && ++k.lines > corrupt_after) line = "garbage";
           k.out.append(name).append(" ").append(line).append("\n");

@@ -92,6 +92,10 @@ check "healthy: 50 report lines, all alive" \
 check "healthy: the mark is in the file" test "$(cat "$work/mark")" = "$(value mark_ms "$out")"
 check "healthy: stopped by its duration" test "$(value stopped_by "$out")" = duration
 
+# --- one request and a half-close (socat), as sync_sessions' persistence clients send it ---
+check "echo answers a line that came with the client's FIN" \
+  test "$(echo "1 7" | timeout 20 socat -t 10 -T 10 - "TCP:127.0.0.1:$echo_port" 2>&1)" = "a 1 7"
+
 # --- stopped by SIGTERM long before its duration: still judged, and says so ---
 start_run term --sessions 5 --interval-ms 100 --duration-s 600
 wait_for "$work/term.err" "5/5 sessions connected" 5

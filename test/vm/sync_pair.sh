@@ -21,6 +21,7 @@
 #   d1_active, d2_active      by tandemd's role file, or under keepalived by who holds the VIP
 #   cables NODE up|down       both of NODE's links at once
 #   d2_entries [PORT]         ESTABLISHED connections to the VIP:PORT (7000) in d2's IPVS table
+#   table_states NODE PORT    NODE's connections to the VIP:PORT counted by IPVS state
 #   served                    one session each through NAT :7000 and DR :7100 answers
 #   kill_active_d1, restart_d1  kill -9 of d1's stack (tandemd and corosync, or keepalived's
 #                             three processes), and its start again
@@ -53,6 +54,8 @@ fail() {
     for n in d1 d2; do
       echo "----- $n/tandemd.log (last 20 lines)"
       tail -20 "$LAB_DIR/$n/tandemd.log" 2>/dev/null
+      # The whole logs beside the report, where the VM's lab directory does not outlive it.
+      [[ -n ${TANDEM_REPORT_DIR:-} ]] && cp "$LAB_DIR/$n/tandemd.log" "$TANDEM_REPORT_DIR/fail-$n-tandemd.log" 2>/dev/null
     done
   fi
   exit 1
@@ -164,6 +167,11 @@ cables() {
     ip -n "$(lab_netns sw)" -batch -
 }
 d2_entries() { node_exec d2 ipvsadm -Lnc | grep -c "ESTABLISHED.*198.51.100.50:${1:-7000}"; }
+# table_states NODE PORT: NODE's connections to the VIP:PORT by IPVS state ("ESTABLISHED:200 ...")
+table_states() {
+  node_exec "$1" ipvsadm -Lnc | awk -v vip="198.51.100.50:$2" '$5 == vip { n[$3]++ }
+    END { for (s in n) printf "%s:%d ", s, n[s] }'
+}
 served() {
   local port
   for port in 7000 7100; do
