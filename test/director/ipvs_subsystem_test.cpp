@@ -283,6 +283,19 @@ TEST_F(IpvsSubsystemTest, ShowListsServicesWithNamesHealthAndCounters) {
   }
 }
 
+// A read command starts no kernel work (issue 13): however often `tandem ipvs show` asks, the
+// kernel sees only the monitor's dumps.
+TEST_F(IpvsSubsystemTest, ShowNeverAsksTheKernel) {
+  Subsystem m(deps());
+  m.configure(load(withWeb()));
+  sim_.advance(2s);
+  const size_t dumps = kernel_.dumps();
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(m.show().has_value());
+  EXPECT_EQ(kernel_.dumps(), dumps);
+  sim_.advance(2s);  // the next monitor pass: one more dump, whatever was asked meanwhile
+  EXPECT_GT(kernel_.dumps(), dumps) << "the counter counts";
+}
+
 // What the heartbeats carry for a sync-aware failback, and the sync status's templates: the
 // counts of the last dump, never asked of the kernel when read.
 TEST_F(IpvsSubsystemTest, CountsTheConnectionsAndTemplatesOfTheLastDump) {
