@@ -41,6 +41,14 @@ Result<std::unique_ptr<IpcServer>> IpcServer::create(loop::Dispatcher& dispatche
   std::unique_ptr<IpcServer> server(new IpcServer(
       std::move(*adapter), std::move(cached),
       AdminService(handler, std::move(*policy), std::move(options.audit), clock), options.name));
+  IpcServer* self = server.get();
+  server->adapter_->onForeign([self](uid_t from, uid_t owner) {
+    self->service_.auditNoise(
+        "admin request dropped: a datagram from uid=" +
+        (from == static_cast<uid_t>(-1) ? std::string("unknown") : std::to_string(from)) +
+        " to the request socket of uid=" + std::to_string(owner) +
+        "'s connection (another local user writing into it)");
+  });
 
   qb_ipcs_service_handlers handlers{};
   handlers.connection_accept = &IpcServer::onAccept;

@@ -1,8 +1,10 @@
 #include "ipc/qb_poll_adapter.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace tandem::ipc {
 
@@ -59,7 +61,18 @@ int32_t QbPollAdapter::add(int32_t fd, int32_t events, void* data, qb_ipcs_dispa
   if (!watch) {
     return watch.error().code == ErrorCode::kAlreadyExists ? -EEXIST : -EINVAL;
   }
-  Entry& e = entries_[fd] = Entry{id, std::move(*watch), fn, data, Kind::kOrdinary, nullptr};
+  Entry& e = entries_[fd] =
+      Entry{id, std::move(*watch), fn, data, Kind::kOrdinary, nullptr, std::nullopt};
+  if (dispatching_ == Kind::kAuthenticating) {
+    e.kind = Kind::kConnection;
+    int type = 0;
+    socklen_t len = sizeof type;
+    int one = 1;
+    if (dispatching_peer_ && ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+        type == SOCK_DGRAM && ::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) == 0) {
+      e.owner = dispatching_peer_;
+    }
+  }
   if (dispatching_ == Kind::kListener) {
     e.kind = Kind::kAuthenticating;
     e.deadline = dispatcher_.createTimer([this, fd, id] {
@@ -76,6 +89,35 @@ int32_t QbPollAdapter::add(int32_t fd, int32_t events, void* data, qb_ipcs_dispa
     }
   }
   return 0;
+}
+
+bool QbPollAdapter::dropForeign(int32_t fd, uid_t owner) {
+  while (true) {
+    char byte = 0;
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    if (::recvmsg(fd, &msg, MSG_PEEK | MSG_DONTWAIT) < 0) {
+      // Nothing queued: nothing for libqb either. An error: libqb's own recv reports it.
+      return errno != EAGAIN && errno != EWOULDBLOCK;
+    }
+    std::optional<uid_t> sender;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+        ucred cred{};
+        std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
+        sender = cred.uid;
+      }
+    }
+    if (sender == owner) return true;
+    (void)::recv(fd, &byte, 1, MSG_DONTWAIT);  // one datagram, whatever its length
+    ++foreign_dropped_;
+    if (on_foreign_) on_foreign_(sender.value_or(static_cast<uid_t>(-1)), owner);
+  }
 }
 
 void QbPollAdapter::markListeners() {
@@ -154,10 +196,19 @@ void QbPollAdapter::onReady(int32_t fd, uint64_t id, loop::FdEvents ready) {
   // exactly that when a connection finishes authenticating).
   qb_ipcs_dispatch_fn_t fn = it->second.fn;
   void* data = it->second.data;
+  if (it->second.owner && ready.readable && !dropForeign(fd, *it->second.owner)) return;
   const Kind outer = dispatching_;
+  const std::optional<uid_t> outer_peer = dispatching_peer_;
   dispatching_ = it->second.kind;
+  dispatching_peer_.reset();
+  if (dispatching_ == Kind::kAuthenticating) {
+    ucred peer{};
+    socklen_t len = sizeof peer;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0) dispatching_peer_ = peer.uid;
+  }
   int32_t rc = fn(fd, reventsOf(ready), data);
   dispatching_ = outer;
+  dispatching_peer_ = outer_peer;
   if (rc < 0) {
     // qb_loop's contract: a negative return removes the fd. Only the entry this callback
     // belonged to, never one re-added under the same number meanwhile.

@@ -1,10 +1,13 @@
 #pragma once
 
 #include <qb/qbipcs.h>
+#include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "common/duration.h"
 #include "common/result.h"
@@ -28,7 +31,18 @@ namespace tandem::ipc {
 // there after AuthLimits::timeout, or when more than AuthLimits::at_once are, the oldest
 // first, its callback gets POLLHUP, on which libqb drops the watch, closes the socket and
 // frees its state. A client that authenticates is never touched: libqb deletes that watch
-// itself, and whatever it adds next is an ordinary one.
+// itself, and whatever it adds next is a connection's.
+//
+// Injected requests. With the socket transport a connection's requests arrive on an abstract
+// datagram socket ("...-request") that libqb connects to its client only when it sends the
+// first answer: until then anyone who reads the name in /proc/net/unix can send it a datagram,
+// which libqb would take as the client's request (issue 13's injection race). So the watches
+// added while an authenticating watch's callback runs belong to that connection: for its
+// datagram socket the adapter turns on SO_PASSCRED, and before libqb reads it, drops each
+// datagram at the head of the queue whose sender (SCM_CREDENTIALS, set by the kernel) is not
+// the uid the client connected as (SO_PEERCRED of its setup socket). The tandem client sends one
+// request and waits for its answer, so libqb reads exactly the datagram that was checked; after
+// that answer the kernel refuses other senders itself.
 struct AuthLimits {
   Millis timeout{5000};  // a client sends its credentials at once; 5 s covers a loaded host
   size_t at_once = 32;   // authenticating at a time; a new one hangs up the oldest beyond
@@ -53,9 +67,12 @@ class QbPollAdapter {
   size_t pendingJobs() const { return jobs_.size(); }
   size_t authenticating() const;
   uint64_t authHungUp() const { return auth_hung_up_; }  // timed out or pushed out, in all
+  uint64_t foreignDropped() const { return foreign_dropped_; }
+  // Called for each datagram dropped as another user's: its sender's uid and the owner's.
+  void onForeign(std::function<void(uid_t from, uid_t owner)> fn) { on_foreign_ = std::move(fn); }
 
  private:
-  enum class Kind { kOrdinary, kListener, kAuthenticating };
+  enum class Kind { kOrdinary, kListener, kAuthenticating, kConnection };
   struct Entry {
     uint64_t id = 0;  // tells a re-added fd from the entry a callback started with; also age
     std::unique_ptr<loop::FdWatch> watch;
@@ -63,6 +80,7 @@ class QbPollAdapter {
     void* data = nullptr;
     Kind kind = Kind::kOrdinary;
     std::unique_ptr<loop::Timer> deadline;  // authenticating only
+    std::optional<uid_t> owner;             // a connection's datagram socket: its client's uid
   };
 
   QbPollAdapter(loop::Dispatcher& dispatcher, AuthLimits limits)
@@ -70,6 +88,9 @@ class QbPollAdapter {
 
   void hangUp(int32_t fd, uint64_t id);  // POLLHUP to an authenticating watch's callback
   void hangUpOldestBeyondLimit();
+  // Drops the datagrams at the head of fd's queue that owner did not send. False when none of
+  // the owner's is left to read (libqb's callback is then not called).
+  bool dropForeign(int32_t fd, uid_t owner);
 
   int32_t add(int32_t fd, int32_t events, void* data, qb_ipcs_dispatch_fn_t fn);
   int32_t mod(int32_t fd, int32_t events, void* data, qb_ipcs_dispatch_fn_t fn);
@@ -89,8 +110,11 @@ class QbPollAdapter {
   std::map<int32_t, Entry> entries_;
   std::map<uint64_t, std::unique_ptr<loop::Timer>> jobs_;
   uint64_t next_id_ = 1;
-  Kind dispatching_ = Kind::kOrdinary;  // the kind whose callback runs now
+  Kind dispatching_ = Kind::kOrdinary;     // the kind whose callback runs now
+  std::optional<uid_t> dispatching_peer_;  // an authenticating callback's client
   uint64_t auth_hung_up_ = 0;
+  uint64_t foreign_dropped_ = 0;
+  std::function<void(uid_t, uid_t)> on_foreign_;
 };
 
 }  // namespace tandem::ipc

@@ -12,11 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -455,6 +457,67 @@ TEST_F(IpcServerTest, HalfOpenConnectionsAreHungUpAndRootStillGetsIn) {
     ::close(fd);
   }
   EXPECT_LE(fds_of(server_.pid), baseline + 1) << "the server's descriptors come back down";
+}
+
+// Issue 13's injection race. With libqb's socket transport the server reads a connection's
+// requests from an abstract datagram socket "...-request" that it connects to its client only
+// when it sends the first answer; its name is in /proc/net/unix for anyone to read. Root's
+// connection is open and has sent nothing yet; another user (nobody) sends that socket a
+// standby request. It must not be carried out, and root's own request still is.
+TEST_F(IpcServerTest, AnotherUserCannotInjectARequestIntoRootsConnection) {
+  start();
+  RawClient root(name_);
+  ASSERT_NE(root.c, nullptr) << std::strerror(errno);
+  // The server's request sockets: "@<client>-<name>-request", NUL-padded ('@' in the table).
+  std::vector<std::string> targets;
+  {
+    std::ifstream table("/proc/net/unix");
+    std::string line;
+    while (std::getline(table, line)) {
+      auto at = line.find(" @");
+      if (at == std::string::npos) continue;
+      std::string path = line.substr(at + 2);
+      path.erase(path.find_last_not_of('@') + 1);
+      if (path.find(name_) != std::string::npos && path.size() > 8 &&
+          path.compare(path.size() - 8, 8, "-request") == 0) {
+        targets.push_back(path);
+      }
+    }
+  }
+  ASSERT_FALSE(targets.empty()) << "no request socket of " << name_ << " in /proc/net/unix";
+  pid_t attacker = ::fork();
+  if (attacker == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(kNoGroup) != 0 || ::setuid(kNobody) != 0) {
+      ::_exit(20);
+    }
+    Bytes request = *encodeRequest(RequestId::kStandby, standbyBody({"lb1", true}));
+    int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+    int delivered = 0;
+    for (const std::string& t : targets) {
+      sockaddr_un to{};
+      to.sun_family = AF_UNIX;
+      std::memcpy(to.sun_path + 1, t.data(), std::min(t.size(), sizeof to.sun_path - 1));
+      for (int i = 0; i < 3; ++i) {
+        delivered +=
+            ::sendto(fd, request.data(), request.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                     sizeof to) == static_cast<ssize_t>(request.size());
+      }
+    }
+    ::_exit(delivered > 0 ? 0 : 21);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(attacker, &status, 0), attacker);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the attacker could not even send (exit " << WEXITSTATUS(status)
+      << "): this test would prove nothing";
+  // Root's own request on its connection: answered as root's, not the injected standby's.
+  // (Without the defence: "the response answers request id 2, not 1": root's connection
+  // answered the injected standby, and the handler counted a change.)
+  auto mine = root.exchange(*encodeRequest(RequestId::kStatus, json::object()), 1);
+  EXPECT_TRUE(mine.has_value()) << mine.error().message;
+  auto after = ask(RequestId::kStatus);
+  ASSERT_TRUE(after.has_value()) << after.error().message;
+  EXPECT_EQ((*after)["changes"], 0) << "the injected standby was carried out as root's";
 }
 
 TEST_F(IpcServerTest, MissingGroupFailsTheStart) {
