@@ -42,7 +42,9 @@ namespace tandem::ipc {
 // datagram at the head of the queue whose sender (SCM_CREDENTIALS, set by the kernel) is not
 // the uid the client connected as (SO_PEERCRED of its setup socket). The tandem client sends one
 // request and waits for its answer, so libqb reads exactly the datagram that was checked; after
-// that answer the kernel refuses other senders itself.
+// that answer the kernel refuses other senders itself. The kernel stamps a datagram with its
+// sender's real uid and the setup socket with the effective one: a set-uid client, whose two
+// differ, has its requests dropped (tandem is not one), never let through.
 struct AuthLimits {
   Millis timeout{5000};  // a client sends its credentials at once; 5 s covers a loaded host
   size_t at_once = 32;   // authenticating at a time; a new one hangs up the oldest beyond
