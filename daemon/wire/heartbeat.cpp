@@ -12,6 +12,7 @@ constexpr uint8_t kFlagStandby = 1u << 0;
 constexpr uint8_t kFlagQuorate = 1u << 1;
 constexpr uint8_t kFlagTiebreakerOk = 1u << 2;
 constexpr uint8_t kFlagResourcesHeld = 1u << 3;
+constexpr uint8_t kFlagMaintenance = 1u << 4;
 
 bool isKnownRole(uint8_t r) { return r <= static_cast<uint8_t>(Role::kFault); }
 
@@ -53,6 +54,7 @@ Result<Bytes> encodeHeartbeat(const Heartbeat& hb) {
   if (hb.quorate) flags |= kFlagQuorate;
   if (hb.tiebreaker_ok) flags |= kFlagTiebreakerOk;
   if (hb.resources_held) flags |= kFlagResourcesHeld;
+  if (hb.maintenance) flags |= kFlagMaintenance;
   ByteWriter w;
   w.u8(static_cast<uint8_t>(hb.role));
   w.u8(hb.priority);
@@ -69,6 +71,8 @@ Result<Bytes> encodeHeartbeat(const Heartbeat& hb) {
   w.u32(hb.sync_backup_ms);
   w.u64(hb.templates);
   w.u32(hb.sync_heard_ms ? std::min(*hb.sync_heard_ms, kSyncNeverHeard - 1) : kSyncNeverHeard);
+  w.u64(hb.maintenance_generation);
+  w.u32(hb.move_lifetime_ms);
   return std::move(w).take();
 }
 
@@ -88,6 +92,7 @@ Checked<Heartbeat> decodeHeartbeat(ByteView payload) {
   hb.quorate = (flags & kFlagQuorate) != 0;
   hb.tiebreaker_ok = (flags & kFlagTiebreakerOk) != 0;
   hb.resources_held = (flags & kFlagResourcesHeld) != 0;
+  hb.maintenance = (flags & kFlagMaintenance) != 0;
   hb.active_view = std::string(asText(r.bytes(view_len)));
   hb.epoch = r.u64();
   hb.interval_ms = r.u32();
@@ -109,6 +114,11 @@ Checked<Heartbeat> decodeHeartbeat(ByteView payload) {
     const uint32_t heard = r.u32();
     if (!r.ok()) return Rejection::kBadPayload;
     if (heard != kSyncNeverHeard) hb.sync_heard_ms = heard;
+  }
+  if (r.remaining() > 0) {
+    hb.maintenance_generation = r.u64();
+    hb.move_lifetime_ms = r.u32();
+    if (!r.ok()) return Rejection::kBadPayload;
   }
   // Whatever follows is from a newer sender; it is not ours to judge.
   return hb;

@@ -17,8 +17,8 @@
 //        0     1  role (Role)
 //        1     1  priority (the node's configured priority, 0..255)
 //        2     2  health, per mille 0..1000
-//        4     1  flags: bit0 standby, bit1 quorate, bit2 tiebreaker_ok, bit3 resources_held;
-//                 bits 4-7 are ignored on receipt (room for new flags)
+//        4     1  flags: bit0 standby, bit1 quorate, bit2 tiebreaker_ok, bit3 resources_held,
+//                 bit4 maintenance; bits 5-7 are ignored on receipt (room for new flags)
 //        5     1  V = active_view length, 0..64 (0: this node sees no active director)
 //        6     V  active_view: the node this one believes is active
 //      6+V     8  election epoch: bumped by a node on takeover, so an older view loses
@@ -34,11 +34,16 @@
 //   47+V+M     4  sync heard ms: how long before this heartbeat its backup daemon last heard a
 //                 sync message for its sync id, saturating; 0xffffffff: none heard (or no
 //                 backup daemon). With templates, what `tandem sync status` shows per node
-//   51+V+M     -  nothing yet; a decoder ignores bytes past what it knows, so fields can be
+//   51+V+M     8  maintenance generation: orders operators' maintenance on/off cluster wide,
+//                 like the move generation (0: never set); the state is flag bit4
+//   59+V+M     4  move lifetime ms: how long the move in force has left (0: until cleared);
+//                 a node that adopts the move from this heartbeat expires it that much later
+//   63+V+M     -  nothing yet; a decoder ignores bytes past what it knows, so fields can be
 //                 added at the end without a version bump. A payload shorter than 18+V is
 //                 rejected; one that ends at 18+V (an older sender) has no move, one that ends
 //                 at 27+V+M none of the sync fields (read as 0), one that ends at 39+V+M no
-//                 templates (0) and no heard age (none).
+//                 templates (0) and no heard age (none), one that ends at 51+V+M no
+//                 maintenance generation (0) and no move lifetime (0).
 namespace tandem::wire {
 
 enum class Role : uint8_t { kInit = 0, kBackup = 1, kActive = 2, kStandby = 3, kFault = 4 };
@@ -48,10 +53,13 @@ std::string_view roleName(Role r);  // "INIT", "BACKUP", "ACTIVE", "STANDBY", "F
 inline constexpr uint16_t kMaxHealth = 1000;
 inline constexpr size_t kHeartbeatMinBytes = 18;
 // What re-encoding an older sender's payload adds at most: an empty move (9), the sync
-// fields (12) and the sync detail (12). Decoding then encoding never grows a payload by more.
-inline constexpr size_t kHeartbeatTailBytes = 9 + 12 + 12;
+// fields (12), the sync detail (12) and the operator fields (12). Decoding then encoding never
+// grows a payload by more.
+inline constexpr size_t kHeartbeatTailBytes = 9 + 12 + 12 + 12;
 // The sync detail's size: what a sender before it did not write.
 inline constexpr size_t kHeartbeatSyncDetailBytes = 12;
+// The maintenance generation and the move lifetime: what a sender before them did not write.
+inline constexpr size_t kHeartbeatOperatorBytes = 12;
 inline constexpr uint32_t kSyncNeverHeard = 0xffffffff;
 
 // One heartbeat: what the wire carries and what the election reads (election/cluster_core.h).
@@ -77,6 +85,9 @@ struct Heartbeat {
   uint32_t sync_backup_ms = 0;
   uint64_t templates = 0;
   std::optional<uint32_t> sync_heard_ms;  // nullopt: none heard; at most kSyncNeverHeard - 1
+  bool maintenance = false;
+  uint64_t maintenance_generation = 0;
+  uint32_t move_lifetime_ms = 0;  // 0: the move stands until cleared
 
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };

@@ -32,7 +32,9 @@ constexpr const char* kHeartbeatPayloadHex =
     "00000000000004d2"  // connections 1234
     "00001388"          // sync backup daemon running for 5000 ms
     "0000000000000011"  // templates 17
-    "00000320";         // the backup last heard a sync message 800 ms ago
+    "00000320"          // the backup last heard a sync message 800 ms ago
+    "0000000000000000"  // maintenance generation 0 (never set; flag bit4 is clear)
+    "00000000";         // no move lifetime
 
 constexpr const char* kHeartbeatFrameHex =
     "544e444d"          // magic "TNDM"
@@ -44,10 +46,19 @@ constexpr const char* kHeartbeatFrameHex =
     "03 6c6231"         // sender "lb1"
     "018bcfe56800beef"  // incarnation: 1700000000000 ms << 16 | 0xbeef
     "000000000000002a"  // sequence 42
-    "0036"              // payload length 54
+    "0042"              // payload length 66
+    "0296 03e8 0e 036c6231 0000000000000007 000000c8 0000000000000000 00"
+    "00000000000004d2 00001388 0000000000000011 00000320 0000000000000000 00000000"
+    // HMAC-SHA256, key 000102..1f, checked with openssl dgst as above
+    "827039efbc0142d20cbb0666ad4d42cd2bb395c6540fb76b384bad65f8a26ac0";
+
+// The same heartbeat from a tandemd before the operator fields (maintenance, move lifetime):
+// what a newer node must still accept during a rolling upgrade.
+constexpr const char* kHeartbeatFrameBeforeOperatorFieldsHex =
+    "544e444d 01 01 0000 0001 03776562 036c6231 018bcfe56800beef 000000000000002a"
+    "0036"  // payload length 54
     "0296 03e8 0e 036c6231 0000000000000007 000000c8 0000000000000000 00"
     "00000000000004d2 00001388 0000000000000011 00000320"
-    // HMAC-SHA256, key 000102..1f, checked with openssl dgst as above
     "c5e10d688d770fe243d82910a16f13b6b34e1edca5b8128f5891c9c3698d74a9";
 
 constexpr const char* kReleaseFrameHex =
@@ -103,6 +114,11 @@ TEST(WireGolden, PinnedBytesDecodeAndVerify) {
   EXPECT_EQ(hb->key_id, 1);
   EXPECT_EQ(hb->sequence, 42u);
   EXPECT_EQ(decodeHeartbeat(hb->payload).value(), testing::sampleHeartbeat());
+
+  Bytes older = fromHex(kHeartbeatFrameBeforeOperatorFieldsHex);
+  Checked<Frame> old_hb = verifyFrame(older, ring, "web", peers);
+  ASSERT_TRUE(old_hb) << name(old_hb.rejection());
+  EXPECT_EQ(decodeHeartbeat(old_hb->payload).value(), testing::sampleHeartbeat());
 
   Bytes rel_bytes = fromHex(kReleaseFrameHex);
   Checked<Frame> rel = verifyFrame(rel_bytes, ring, "web", peers);

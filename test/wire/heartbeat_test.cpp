@@ -11,13 +11,14 @@ using testing::sampleHeartbeat;
 
 TEST(Heartbeat, RoundTripsEveryRoleAndFlag) {
   for (Role role : {Role::kInit, Role::kBackup, Role::kActive, Role::kStandby, Role::kFault}) {
-    for (int flags = 0; flags < 16; ++flags) {
+    for (int flags = 0; flags < 32; ++flags) {
       Heartbeat hb = sampleHeartbeat();
       hb.role = role;
       hb.standby = flags & 1;
       hb.quorate = flags & 2;
       hb.tiebreaker_ok = flags & 4;
       hb.resources_held = flags & 8;
+      hb.maintenance = flags & 16;
       Result<Bytes> b = encodeHeartbeat(hb);
       ASSERT_TRUE(b);
       Checked<Heartbeat> back = decodeHeartbeat(*b);
@@ -75,7 +76,8 @@ TEST(Heartbeat, APayloadFromASenderWithoutSyncReadsAsNoConnectionsAndNoBackup) {
   hb.move_generation = 3;
   hb.move_target = "lb2";
   Bytes b = *encodeHeartbeat(hb);
-  b.resize(b.size() - 12 - kHeartbeatSyncDetailBytes);  // a sender before connection sync
+  // a sender before connection sync
+  b.resize(b.size() - 12 - kHeartbeatSyncDetailBytes - kHeartbeatOperatorBytes);
   Checked<Heartbeat> got = decodeHeartbeat(b);
   ASSERT_TRUE(got);
   EXPECT_EQ(got->move_target, "lb2");
@@ -92,7 +94,8 @@ TEST(Heartbeat, AHeardAgeAsLongAsNeverHeardSaturatesInsteadOfReadingAsNone) {
 TEST(Heartbeat, APayloadFromASenderWithoutTheSyncDetailReadsAsNoTemplatesAndNoneHeard) {
   Heartbeat hb = sampleHeartbeat();
   Bytes b = *encodeHeartbeat(hb);
-  b.resize(b.size() - kHeartbeatSyncDetailBytes);  // what a sender before the detail wrote
+  // what a sender before the detail wrote
+  b.resize(b.size() - kHeartbeatSyncDetailBytes - kHeartbeatOperatorBytes);
   Checked<Heartbeat> got = decodeHeartbeat(b);
   ASSERT_TRUE(got);
   EXPECT_EQ(got->connections, hb.connections);
@@ -107,20 +110,52 @@ TEST(Heartbeat, EveryShorterPayloadIsBadPayload) {
   sample.move_target = "lb2";
   Bytes b = *encodeHeartbeat(sample);
   const size_t without_move = kHeartbeatMinBytes + sample.active_view.size();
-  const size_t without_detail = b.size() - kHeartbeatSyncDetailBytes;
+  const size_t without_operator = b.size() - kHeartbeatOperatorBytes;
+  const size_t without_detail = without_operator - kHeartbeatSyncDetailBytes;
   const size_t without_sync = without_detail - 12;
   for (size_t len = 0; len < b.size(); ++len) {
     // Complete payloads of older senders.
-    if (len == without_move || len == without_sync || len == without_detail) continue;
+    if (len == without_move || len == without_sync || len == without_detail ||
+        len == without_operator) {
+      continue;
+    }
     Checked<Heartbeat> hb = decodeHeartbeat(ByteView(b).first(len));
     ASSERT_FALSE(hb) << "length " << len;
     EXPECT_EQ(hb.rejection(), Rejection::kBadPayload);
   }
 }
 
+TEST(Heartbeat, APayloadFromASenderWithoutOperatorFieldsReadsAsNoMaintenanceAndNoLifetime) {
+  Heartbeat hb = sampleHeartbeat();
+  hb.move_generation = 3;
+  hb.move_target = "lb2";
+  hb.move_lifetime_ms = 60000;
+  hb.maintenance_generation = 9;
+  Bytes b = *encodeHeartbeat(hb);
+  b.resize(b.size() - kHeartbeatOperatorBytes);  // what a sender before them wrote
+  Checked<Heartbeat> got = decodeHeartbeat(b);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->move_target, "lb2");
+  EXPECT_EQ(got->templates, hb.templates);
+  EXPECT_EQ(got->maintenance_generation, 0u);
+  EXPECT_EQ(got->move_lifetime_ms, 0u);
+}
+
+TEST(Heartbeat, MaintenanceAndItsGenerationAndTheMoveLifetimeRoundTrip) {
+  Heartbeat hb = sampleHeartbeat();
+  hb.maintenance = true;
+  hb.maintenance_generation = 1'764'792'000'123;
+  hb.move_generation = 5;
+  hb.move_target = "lb1";
+  hb.move_lifetime_ms = ~uint32_t{0};
+  Bytes b = *encodeHeartbeat(hb);
+  EXPECT_EQ(b[4] & 0x10, 0x10);
+  EXPECT_EQ(decodeHeartbeat(b).value(), hb);
+}
+
 TEST(Heartbeat, UnknownFlagBitsAreIgnored) {
   Bytes b = *encodeHeartbeat(sampleHeartbeat());
-  b[4] |= 0xf0;
+  b[4] |= 0xe0;
   EXPECT_EQ(decodeHeartbeat(b).value(), sampleHeartbeat());
 }
 
