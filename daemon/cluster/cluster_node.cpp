@@ -30,6 +30,25 @@ election::Startup readStartup(const StateFiles& files, const std::string& role_f
   return st;
 }
 
+// "on 1764792000123": the maintenance mode and its generation, kept beside the role so that a
+// restarted daemon in maintenance resumes what it held instead of acting on it. Anything else
+// reads as never set: the peers' heartbeats then say what the cluster decided.
+void readMaintenance(const StateFiles& files, const std::string& path, election::Startup& st,
+                     const LogSink& log) {
+  auto text = files.read(path);
+  if (!text || !*text) return;
+  std::istringstream in(**text);
+  std::string state;
+  uint64_t generation = 0;
+  if (in >> state >> generation && (state == "on" || state == "off") && generation > 0) {
+    st.maintenance = state == "on";
+    st.maintenance_generation = generation;
+    return;
+  }
+  log(LogLevel::kWarning, path + ": not \"on|off GENERATION\"; maintenance mode is taken from " +
+                              "the peers' heartbeats");
+}
+
 // This run's incarnation, past the last run's (wire::nextIncarnation), recorded in
 // STATE_DIR/incarnation before the first frame is sealed. Any fault here costs only the
 // protection against a clock stepped back: it is logged, and the clock's incarnation is used.
@@ -132,6 +151,7 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::create(NodeEnv env, const conf
   auto keys = loadKeyRing(cfg, *env.files);
   if (!keys) return fail(keys.error());
   election::Startup st = readStartup(*env.state_files, env.state_dir + "/role");
+  readMaintenance(*env.state_files, env.state_dir + "/maintenance", st, env.log);
   env.incarnation = persistIncarnation(*env.state_files, env.state_dir, env.incarnation, env.log);
   for (const auto& r : resources) st.resources_present = st.resources_present || r->present();
 
@@ -323,20 +343,30 @@ Result<void> ClusterNode::start() {
 
 void ClusterNode::onQuorum(bool quorate) { handle(core_.onQuorum(now(), quorate)); }
 void ClusterNode::onQuorumLost() { handle(core_.onQuorumLost(now())); }
-void ClusterNode::setStandby(bool on) { handle(core_.onStandby(now(), on)); }
+void ClusterNode::setStandby(bool on, std::optional<Millis> lifetime) {
+  handle(core_.onStandby(now(), on, lifetime));
+}
 void ClusterNode::clearFailures() { handle(core_.onClearFailures(now())); }
 
-void ClusterNode::move(const std::string& target) {
-  // The wall clock orders moves made on different nodes; a counter breaks ties within one.
+uint64_t ClusterNode::nextGeneration(uint64_t last) const {
+  // The wall clock orders requests made on different nodes; past the last one breaks ties.
   const uint64_t wall =
       env_.wall_clock
           ? env_.wall_clock()
           : static_cast<uint64_t>(std::chrono::duration_cast<Millis>(
                                       std::chrono::system_clock::now().time_since_epoch())
                                       .count());
-  move_generation_ = std::max(move_generation_ + 1, wall);
-  move_generation_ = std::max(move_generation_, core_.heartbeat().move_generation + 1);
-  handle(core_.onMove(now(), target, move_generation_));
+  return std::max(last + 1, wall);
+}
+
+void ClusterNode::move(const std::string& target, std::optional<Millis> lifetime) {
+  move_generation_ =
+      std::max(nextGeneration(move_generation_), core_.heartbeat().move_generation + 1);
+  handle(core_.onMove(now(), target, move_generation_, lifetime));
+}
+
+void ClusterNode::setMaintenance(bool on) {
+  handle(core_.onMaintenance(now(), on, nextGeneration(core_.heartbeat().maintenance_generation)));
 }
 
 nlohmann::json ClusterNode::resourcesJson() const {
@@ -386,6 +416,11 @@ void ClusterNode::handle(const election::Actions& actions) {
         break;
       case K::kPersistRole:
         persistRole(a.text);
+        break;
+      case K::kPersistMaintenance:
+        if (auto r = env_.state_files->write(env_.state_dir + "/maintenance", a.text + "\n"); !r) {
+          env_.log(LogLevel::kWarning, "cannot persist maintenance mode: " + r.error().message);
+        }
         break;
       case K::kLog:
         env_.log(LogLevel::kNotice, a.text);

@@ -83,8 +83,13 @@ class ClusterNode final : public corosync::GroupBusListener {
   // The votequorum connection is gone: its last answer is held for quorum_hold.
   void onQuorumLost();
   // Operator requests (from the admin channel).
-  void setStandby(bool on);
-  void move(const std::string& target);  // "" clears
+  // With a lifetime, the standby or the move ends by itself (ClusterCore::onStandby, onMove).
+  void setStandby(bool on, std::optional<Millis> lifetime = std::nullopt);
+  void move(const std::string& target,  // "" clears
+            std::optional<Millis> lifetime = std::nullopt);
+  // Cluster wide (ClusterCore::onMaintenance); kept in state_dir/maintenance for a restart.
+  void setMaintenance(bool on);
+  bool maintenance() const { return core_.maintenance(); }
   void clearFailures();
   // The share of healthy real servers this director's checks see, per mille (1000 without
   // checks; election::kHealthNoRealServer when none is up): the Health it advertises.
@@ -127,6 +132,8 @@ class ClusterNode final : public corosync::GroupBusListener {
   void broadcast(const Result<tandem::Bytes>& udp_copy, const Result<tandem::Bytes>& group_copy);
   void runFence(const std::string& peer);
   void persistRole(const std::string& role);
+  // Past last and at least the wall clock in ms: orders operators' requests cluster wide.
+  uint64_t nextGeneration(uint64_t last) const;
   void armDeadline();
   void setTiebreakerOk(bool ok);
   void pushHealth();

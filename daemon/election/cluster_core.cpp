@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/duration.h"
+
 namespace tandem::election {
 
 namespace {
@@ -38,6 +40,8 @@ std::string_view actionKindName(Action::Kind k) {
       return "reannounce";
     case Action::Kind::kPersistRole:
       return "persist-role";
+    case Action::Kind::kPersistMaintenance:
+      return "persist-maintenance";
     case Action::Kind::kLog:
       return "log";
     case Action::Kind::kAlarm:
@@ -52,6 +56,8 @@ ClusterCore::ClusterCore(CoreConfig config, Time now, Startup startup)
       init_quorum_deadline_(now + std::max(config_.dead_time, config_.quorum_hold)),
       startup_(startup),
       epoch_(startup.epoch),
+      maintenance_(startup.maintenance),
+      maintenance_generation_(startup.maintenance_generation),
       health_side_since_(now) {
   for (const auto& [name, priority] : config_.peers) {
     PeerState p;
@@ -124,6 +130,14 @@ Actions ClusterCore::onHeartbeat(Time now, const Heartbeat& hb) {
   if (hb.move_generation > move_generation_) {
     move_generation_ = hb.move_generation;
     move_target_ = hb.move_target;
+    move_until_.reset();
+    // What the sender had left, from now: within a heartbeat of its own end.
+    if (!move_target_.empty() && hb.move_lifetime_ms > 0) {
+      move_until_ = now + Millis(hb.move_lifetime_ms);
+    }
+  }
+  if (hb.maintenance_generation > maintenance_generation_) {
+    adoptMaintenance(hb.maintenance, hb.maintenance_generation, p.name, out);
   }
   if (lost_holder_ == p.name) {
     // It is back: whatever it holds it now tells us, so nothing needs fencing.
@@ -285,25 +299,71 @@ Actions ClusterCore::onSyncState(Time now, const SyncReport& sync) {
   return finish(now, std::move(out));
 }
 
-Actions ClusterCore::onStandby(Time now, bool standby) {
+Actions ClusterCore::onStandby(Time now, bool standby, std::optional<Millis> lifetime) {
   Actions out;
-  if (standby != standby_) {
+  std::optional<Time> until;
+  if (standby && lifetime) until = now + *lifetime;
+  if (standby != standby_ || until != standby_until_) {
     standby_ = standby;
+    standby_until_ = until;
     out.push_back({Action::Kind::kLog,
-                   std::string("standby ") + (standby ? "on" : "off") + " node=" + config_.self});
+                   std::string("standby ") + (standby ? "on" : "off") + " node=" + config_.self +
+                       (until ? " lifetime=" + formatDuration(*lifetime) : "")});
   }
   return finish(now, std::move(out));
 }
 
-Actions ClusterCore::onMove(Time now, const std::string& target, uint64_t generation) {
+Actions ClusterCore::onMove(Time now, const std::string& target, uint64_t generation,
+                            std::optional<Millis> lifetime) {
   Actions out;
   if (generation <= move_generation_) return out;
   move_generation_ = generation;
   move_target_ = target;
+  move_until_.reset();
+  if (!target.empty() && lifetime) move_until_ = now + *lifetime;
   out.push_back({Action::Kind::kLog,
-                 target.empty() ? std::string("move cleared") : "move requested target=" + target});
+                 target.empty() ? std::string("move cleared")
+                                : "move requested target=" + target +
+                                      (lifetime ? " lifetime=" + formatDuration(*lifetime) : "")});
   out.push_back({Action::Kind::kSendHeartbeat, ""});
   return finish(now, std::move(out));
+}
+
+Actions ClusterCore::onMaintenance(Time now, bool on, uint64_t generation) {
+  Actions out;
+  if (generation <= maintenance_generation_) return out;
+  adoptMaintenance(on, generation, config_.self, out);
+  out.push_back({Action::Kind::kSendHeartbeat, ""});
+  return finish(now, std::move(out));
+}
+
+void ClusterCore::adoptMaintenance(bool on, uint64_t generation, const std::string& from,
+                                   Actions& out) {
+  maintenance_generation_ = generation;
+  if (on != maintenance_) {
+    maintenance_ = on;
+    out.push_back({Action::Kind::kLog, std::string("maintenance ") + (on ? "on" : "off") +
+                                           " node=" + config_.self + " from=" + from +
+                                           (on ? " (nothing is started or stopped until it is off)"
+                                               : " (the election decides again)")});
+  }
+  out.push_back({Action::Kind::kPersistMaintenance,
+                 std::string(on ? "on " : "off ") + std::to_string(generation)});
+}
+
+void ClusterCore::expireLifetimes(Time now, Actions& out) {
+  if (standby_until_ && now >= *standby_until_) {
+    standby_until_.reset();
+    standby_ = false;
+    out.push_back(
+        {Action::Kind::kLog, "standby off node=" + config_.self + " (its lifetime ran out)"});
+  }
+  if (move_until_ && now >= *move_until_) {
+    move_until_.reset();
+    out.push_back({Action::Kind::kLog, "move ended target=" + move_target_ +
+                                           " (its lifetime ran out; the election decides again)"});
+    move_target_.clear();
+  }
 }
 
 Actions ClusterCore::onResourcesStarted(Time now) {
@@ -422,6 +482,11 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
       return std::nullopt;
     }
     if (startup_.resources_present && (!startup_.was_active || someoneElseHolds())) {
+      if (maintenance_) {
+        // Stay INIT, saying so in the heartbeats: releasing is acting on a resource.
+        last_reason_ = "maintenance mode: resources found that another node may hold; left";
+        return std::nullopt;
+      }
       last_reason_ = startup_.was_active ? "another node took over while this daemon was away"
                                          : "resources found that this node did not hold";
       return RoleEvent::kReleaseOrphans;
@@ -434,6 +499,7 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
     return RoleEvent::kInitDone;
   }
 
+  if (maintenance_) return std::nullopt;  // nothing starts or stops: see onMaintenance
   bool fit = selfFit();
   if (standby_ && (inElection(role_) || role_ == Role::kFault)) {
     last_reason_ = "standby requested";
@@ -520,6 +586,7 @@ bool ClusterCore::settling(Time now) const {
 void ClusterCore::evaluate(Time now, Actions& out) {
   now_hint_ = std::max(now_hint_, now);
   expireQuorumHold(now, out);
+  expireLifetimes(now, out);
   // Each event moves the machine; a few in a row settle it (e.g. released, then standby).
   for (int i = 0; i < 8; ++i) {
     std::optional<RoleEvent> ev = nextEvent(now);
@@ -634,6 +701,13 @@ Heartbeat ClusterCore::heartbeat() const {
   hb.interval_ms = static_cast<uint32_t>(config_.heartbeat_interval.count());
   hb.move_target = move_target_;
   hb.move_generation = move_generation_;
+  if (move_until_ && !move_target_.empty()) {
+    // At least 1: a lifetime that is about to end is not one that never does.
+    const int64_t left = std::max<int64_t>(1, msBetween(now_hint_, *move_until_));
+    hb.move_lifetime_ms = static_cast<uint32_t>(std::min<int64_t>(left, UINT32_MAX));
+  }
+  hb.maintenance = maintenance_;
+  hb.maintenance_generation = maintenance_generation_;
   hb.connections = connections_;
   if (sync_backup_since_) {
     const auto ran = std::max<int64_t>(0, msBetween(*sync_backup_since_, now_hint_));
@@ -664,9 +738,12 @@ std::optional<Time> ClusterCore::nextDeadline() const {
   };
   considerSettle(health_side_since_);
   if (role_ == Role::kInit) {
-    consider(init_deadline_);
-    consider(init_quorum_deadline_);
+    // Future ones only: maintenance mode can keep a node in INIT past both.
+    considerFuture(init_deadline_, Millis(0));
+    considerFuture(init_quorum_deadline_, Millis(0));
   }
+  if (standby_until_) consider(*standby_until_);
+  if (move_until_) consider(*move_until_);
   if (quorumHeld()) consider(*quorum_lost_at_ + config_.quorum_hold);
   for (const auto& [name, p] : peers_) {
     if (!p.alive) continue;
@@ -697,6 +774,9 @@ CoreStatus ClusterCore::status(Time now) const {
   s.epoch = epoch_;
   s.move_target = move_target_;
   s.failback_waiting = failback_waiting_;
+  s.maintenance = maintenance_;
+  if (standby_until_) s.standby_left_ms = std::max<int64_t>(0, msBetween(now, *standby_until_));
+  if (move_until_) s.move_left_ms = std::max<int64_t>(0, msBetween(now, *move_until_));
   s.nodes.push_back(NodeView{config_.self,
                              s.role,
                              config_.priority,

@@ -39,8 +39,10 @@ struct Action {
     kSendRelease,  // text: the node we released to ("" when none in particular)
     kReannounce,   // we stay ACTIVE after a conflict: announce the resources again
     kPersistRole,  // text: the role name to keep under /run for a restart
-    kLog,          // text: one line, key=value context
-    kAlarm,        // text: what an operator must look at
+    // text: "on GENERATION" or "off GENERATION", to keep under /run for a restart
+    kPersistMaintenance,
+    kLog,    // text: one line, key=value context
+    kAlarm,  // text: what an operator must look at
   };
   Kind kind;
   std::string text;
@@ -56,6 +58,9 @@ struct Startup {
   bool was_active = false;
   bool resources_present = false;
   uint64_t epoch = 0;
+  // The maintenance mode this node last knew, and the generation that set it.
+  bool maintenance = false;
+  uint64_t maintenance_generation = 0;
 };
 
 struct NodeView {
@@ -83,6 +88,11 @@ struct CoreStatus {
   std::vector<NodeView> nodes;
   // A failback held back for connection sync: what it waits for ("" when none is).
   std::string failback_waiting;
+  // Maintenance mode, cluster wide: no node starts or stops resources.
+  bool maintenance = false;
+  // What the operator's limits have left: this node's standby, the move in force.
+  std::optional<int64_t> standby_left_ms;
+  std::optional<int64_t> move_left_ms;
 };
 
 // The whole cluster decision logic of one node: heartbeats, timers and admin requests in,
@@ -110,10 +120,18 @@ class ClusterCore {
   // daemon runs (what a sync-aware failback waits for), its templates and when its backup last
   // heard the master (shown per node); all sent in every heartbeat.
   Actions onSyncState(Time now, const SyncReport& sync);
-  Actions onStandby(Time now, bool standby);
+  // An operator's standby of this node; with a lifetime, it ends by itself that much later.
+  Actions onStandby(Time now, bool standby, std::optional<Millis> lifetime = std::nullopt);
   // An operator's move (target empty: clear it). generation orders concurrent requests; the
-  // shell passes the wall clock in ms.
-  Actions onMove(Time now, const std::string& target, uint64_t generation);
+  // shell passes the wall clock in ms. With a lifetime the move ends by itself on every node
+  // (each heartbeat carries what is left of it); the election then decides as without it.
+  Actions onMove(Time now, const std::string& target, uint64_t generation,
+                 std::optional<Millis> lifetime = std::nullopt);
+  // Maintenance mode, cluster wide and ordered by generation like a move: while it is on, no
+  // node starts or stops a resource (no takeover, release, standby or failback; a clean stop
+  // leaves them where they are, a restart resumes them) and every node keeps monitoring and
+  // heartbeating. What the nodes hold when it ends, the election then sorts out.
+  Actions onMaintenance(Time now, bool on, uint64_t generation);
   Actions onResourcesStarted(Time now);
   Actions onResourcesStopped(Time now);
   Actions onResourceFailed(Time now, const std::string& what);
@@ -126,6 +144,7 @@ class ClusterCore {
   Actions onReconfigure(Time now, CoreConfig config);
 
   Role role() const { return role_; }
+  bool maintenance() const { return maintenance_; }
   Heartbeat heartbeat() const;               // what to send now
   std::optional<Time> nextDeadline() const;  // when onTick must run next
   CoreStatus status(Time now) const;
@@ -133,6 +152,8 @@ class ClusterCore {
  private:
   void expirePeers(Time now, Actions& out);
   void expireQuorumHold(Time now, Actions& out);
+  void expireLifetimes(Time now, Actions& out);
+  void adoptMaintenance(bool on, uint64_t generation, const std::string& from, Actions& out);
   bool quorumHeld() const { return quorum_lost_at_.has_value() && quorate_.has_value(); }
   void markLost(PeerState& p, const std::string& why, Actions& out);
   void evaluate(Time now, Actions& out);
@@ -165,6 +186,9 @@ class ClusterCore {
   // quorate answer ends the hold); it becomes the verdict when the hold runs out.
   std::optional<bool> quorum_after_hold_;
   bool standby_ = false;
+  std::optional<Time> standby_until_;  // an operator's standby with a lifetime ends at
+  bool maintenance_ = false;
+  uint64_t maintenance_generation_ = 0;
   bool resource_fault_ = false;
   bool fence_blocked_ = false;
   std::optional<Time> backup_since_;
@@ -177,6 +201,7 @@ class ClusterCore {
   std::string logged_waiting_;
   std::string move_target_;
   uint64_t move_generation_ = 0;
+  std::optional<Time> move_until_;  // a move with a lifetime ends at
   // A holder that vanished without releasing: a takeover from it needs the fence first.
   std::optional<std::string> lost_holder_;
   std::map<std::string, PeerState> peers_;

@@ -26,7 +26,8 @@ struct SimNode {
   bool held = false;                  // the kernel's view: VIPs on the interface
   std::string persisted_role = "INIT";
   uint64_t persisted_epoch = 0;
-  int group = 0;  // partition id: only nodes of one group hear each other
+  std::string persisted_maintenance;  // "on 5", "off 6"; "" never set
+  int group = 0;                      // partition id: only nodes of one group hear each other
   bool fence_works = true;
   int starts = 0, stops = 0, fences = 0, reannounces = 0, alarms = 0;
   uint64_t incarnation = 0;
@@ -76,6 +77,10 @@ class SimCluster {
     cfg.ignore_quorum = opt_.ignore_quorum;
     cfg.quorum_hold = opt_.quorum_hold;
     Startup st{n.persisted_role == "ACTIVE", n.held, n.persisted_epoch};
+    if (!n.persisted_maintenance.empty()) {
+      st.maintenance = n.persisted_maintenance.starts_with("on ");
+      st.maintenance_generation = std::stoull(n.persisted_maintenance.substr(3));
+    }
     n.core = std::make_unique<ClusterCore>(cfg, now_, st);
     n.incarnation = ++incarnations_;
     // votequorum answers at once, unless the test says it stays silent.
@@ -294,6 +299,9 @@ class SimCluster {
         }
         case Action::Kind::kReannounce:
           ++n.reannounces;
+          break;
+        case Action::Kind::kPersistMaintenance:
+          n.persisted_maintenance = a.text;
           break;
         case Action::Kind::kPersistRole:
           n.persisted_role = a.text;

@@ -456,6 +456,120 @@ TEST(ClusterSim, StandbyHandsOverAndOnlineDoesNotTakeBack) {
   EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
 }
 
+// Issue 13: maintenance mode, set on one node, holds on every node; nothing is started or
+// stopped while it lasts, whatever happens, and a restarted daemon resumes what it held.
+TEST(ClusterSim, MaintenanceFreezesTheServicesThroughACrashAndARestart) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  ASSERT_TRUE(exactlyOneActive(c, "lb1"));
+  c.act("lb2", [](ClusterCore& core, Time when) { return core.onMaintenance(when, true, 10); });
+  c.advance(1s);
+  EXPECT_TRUE(c.node("lb1").core->status(c.now()).maintenance) << "lb2's heartbeat carried it";
+  EXPECT_EQ(c.node("lb1").persisted_maintenance, "on 10");
+  EXPECT_EQ(c.node("lb2").persisted_maintenance, "on 10");
+  const int starts = c.node("lb2").starts;
+  c.crash("lb1");
+  c.advance(10s);
+  EXPECT_EQ(c.node("lb2").starts, starts) << "a BACKUP in maintenance took over";
+  EXPECT_EQ(c.role("lb2"), Role::kBackup);
+  EXPECT_EQ(c.holders(), Names{"lb1"}) << "the crashed daemon's resources stay in place";
+  c.start("lb1");  // the restarted daemon reads "on 10" back
+  c.advance(5s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+  EXPECT_EQ(c.node("lb1").stops, 0) << "nothing was released";
+  // A standby asked for in maintenance waits for its end.
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onStandby(when, true); });
+  c.advance(5s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMaintenance(when, false, 11); });
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 5s))
+      << "maintenance off: the standby takes effect";
+  EXPECT_FALSE(c.node("lb2").core->status(c.now()).maintenance);
+  EXPECT_EQ(c.node("lb2").persisted_maintenance, "off 11");
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
+TEST(ClusterSim, AnOlderMaintenanceRequestLosesToANewerOne) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMaintenance(when, true, 20); });
+  c.act("lb2", [](ClusterCore& core, Time when) { return core.onMaintenance(when, false, 19); });
+  c.advance(2s);
+  EXPECT_TRUE(c.node("lb1").core->status(c.now()).maintenance);
+  EXPECT_TRUE(c.node("lb2").core->status(c.now()).maintenance);
+}
+
+TEST(ClusterSim, MaintenanceLeavesResourcesFoundAtStartWhereTheyAre) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMaintenance(when, true, 5); });
+  c.advance(1s);
+  c.crash("lb2");
+  c.node("lb2").held = true;  // e.g. an operator added the VIP by hand during maintenance
+  c.start("lb2");
+  c.advance(5s);
+  EXPECT_EQ(c.role("lb2"), Role::kInit) << "releasing them would be acting on them";
+  EXPECT_EQ(c.node("lb2").stops, 0);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMaintenance(when, false, 6); });
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 5s));
+  EXPECT_EQ(c.role("lb2"), Role::kBackup);
+  EXPECT_EQ(c.node("lb2").stops, 1) << "released once maintenance ended";
+}
+
+TEST(ClusterSim, AStandbyWithALifetimeEndsByItself) {
+  SimCluster::Options opt;
+  opt.policy.failback = FailbackPolicy::kAuto;
+  SimCluster c = pair(opt);
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onStandby(when, true, 8s); });
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 3s));
+  EXPECT_EQ(c.role("lb1"), Role::kStandby);
+  auto left = c.node("lb1").core->status(c.now()).standby_left_ms;
+  ASSERT_TRUE(left.has_value());
+  EXPECT_GT(*left, 5000);
+  EXPECT_LE(*left, 8000);
+  c.advance(4s);
+  EXPECT_EQ(c.role("lb1"), Role::kStandby) << "ended before its lifetime";
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 6s))
+      << "the standby did not end, or lb1 did not fail back after it";
+  EXPECT_FALSE(c.node("lb1").core->status(c.now()).standby_left_ms.has_value());
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
+TEST(ClusterSim, AMoveWithALifetimeEndsOnEveryNodeEvenIfItsAuthorIsGone) {
+  SimCluster::Options opt;
+  opt.policy.failback = FailbackPolicy::kAuto;
+  SimCluster c({{"lb1", 200}, {"lb2", 150}, {"lb3", 100}}, opt);
+  c.start("lb1");
+  c.start("lb2");
+  c.start("lb3");
+  c.advance(5s);
+  c.act("lb3", [](ClusterCore& core, Time when) { return core.onMove(when, "lb2", 1, 10s); });
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 5s));
+  c.crash("lb3");  // the node that asked for it is not needed for it to end
+  c.advance(3s);
+  // A daemon that starts during the lifetime adopts what is left of it, not all of it.
+  c.crash("lb1");
+  c.start("lb1");
+  c.advance(1s);
+  auto left = c.node("lb1").core->status(c.now()).move_left_ms;
+  ASSERT_TRUE(left.has_value());
+  EXPECT_LT(*left, 7000);
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).move_target, "lb2");
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 10s))
+      << "the move did not end, or lb1 did not fail back after it";
+  EXPECT_EQ(c.node("lb2").core->status(c.now()).move_target, "");
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
 TEST(ClusterSim, FlappingHealthMovesTheServiceWithoutEverDoublingIt) {
   SimCluster c({{"lb1", 200}, {"lb2", 150}, {"lb3", 100}}, {});
   c.start("lb1");
