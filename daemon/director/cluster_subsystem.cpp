@@ -1,8 +1,19 @@
 #include "director/cluster_subsystem.h"
 
+#include "common/duration.h"
+#include "ipc/protocol.h"
 #include "ipc/status_json.h"
 
 namespace tandem::director {
+
+namespace {
+
+std::optional<Millis> lifetimeOf(const std::optional<uint64_t>& ms) {
+  if (!ms) return std::nullopt;
+  return Millis(static_cast<int64_t>(*ms));
+}
+
+}  // namespace
 
 ClusterSubsystem::ClusterSubsystem(platform::Platform& platform, std::string self, OnRole on_role)
     : platform_(platform), self_(std::move(self)), on_role_(std::move(on_role)) {}
@@ -121,30 +132,51 @@ void ClusterSubsystem::registerCommands(resources::CommandTable& table) {
   };
   table.add("standby", [this, unavailable](const nlohmann::json& args) -> Result<nlohmann::json> {
     if (!node_) return unavailable();
-    const std::string node = args.value("node", "");
-    const bool on = args.value("on", true);
-    if (!node.empty() && node != self_) {
-      return fail(ErrorCode::kInvalidArgument,
-                  "this is " + self_ + "; put " + node + " in standby on " + node + " itself");
+    auto parsed = ipc::parseStandbyArgs(args);
+    if (!parsed) return fail(parsed.error());
+    if (parsed->node != self_) {
+      return fail(ErrorCode::kInvalidArgument, "this is " + self_ + "; put " + parsed->node +
+                                                   " in standby on " + parsed->node + " itself");
     }
-    platform_.logger().log(platform::LogLevel::kNotice, std::string("operator standby ") +
-                                                            (on ? "on" : "off") + " node=" + self_);
-    node_->setStandby(on);
-    return nlohmann::json{{"node", self_}, {"standby", on}};
+    const std::optional<Millis> lifetime = lifetimeOf(parsed->lifetime_ms);
+    platform_.logger().log(platform::LogLevel::kNotice,
+                           std::string("operator standby ") + (parsed->on ? "on" : "off") +
+                               " node=" + self_ +
+                               (lifetime ? " lifetime=" + formatDuration(*lifetime) : ""));
+    node_->setStandby(parsed->on, lifetime);
+    nlohmann::json answer{{"node", self_}, {"standby", parsed->on}};
+    if (lifetime) answer["lifetime_ms"] = lifetime->count();
+    return answer;
   });
   table.add("move", [this, unavailable](const nlohmann::json& args) -> Result<nlohmann::json> {
     if (!node_) return unavailable();
-    const std::string target = args.value("target", "");
-    if (!target.empty() && !config_->findNode(target)) {
+    auto parsed = ipc::parseMoveArgs(args);
+    if (!parsed) return fail(parsed.error());
+    const std::string& target = parsed->target;
+    if (!config_->findNode(target)) {
       return fail(ErrorCode::kInvalidArgument,
                   "\"" + target + "\" is not a [[node]] in " + config_->source);
     }
+    const std::optional<Millis> lifetime = lifetimeOf(parsed->lifetime_ms);
     platform_.logger().log(platform::LogLevel::kNotice,
-                           "operator move target=" + (target.empty() ? "-" : target));
-    node_->move(target);
-    return nlohmann::json{
-        {"target", target.empty() ? nlohmann::json(nullptr) : nlohmann::json(target)}};
+                           "operator move target=" + target +
+                               (lifetime ? " lifetime=" + formatDuration(*lifetime) : ""));
+    node_->move(target, lifetime);
+    nlohmann::json answer{{"target", target}};
+    if (lifetime) answer["lifetime_ms"] = lifetime->count();
+    return answer;
   });
+  table.add(
+      "maintenance", [this, unavailable](const nlohmann::json& args) -> Result<nlohmann::json> {
+        if (!node_) return unavailable();
+        auto parsed = ipc::parseMaintenanceArgs(args);
+        if (!parsed) return fail(parsed.error());
+        platform_.logger().log(
+            platform::LogLevel::kNotice,
+            std::string("operator maintenance ") + (parsed->on ? "on" : "off") + " node=" + self_);
+        node_->setMaintenance(parsed->on);
+        return nlohmann::json{{"maintenance", parsed->on}};
+      });
   table.add("clear", [this, unavailable](const nlohmann::json&) -> Result<nlohmann::json> {
     if (!node_) return unavailable();
     node_->clearFailures();

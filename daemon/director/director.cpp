@@ -254,6 +254,14 @@ void Director::stop(const std::string& why) {
   logger.log(LogLevel::kNotice, "stopping " + kv("signal", why));
   platform_.notifier().notify("STOPPING=1\nSTATUS=Stopping on " + why);
   cluster::ClusterNode* node = clusterNode();
+  if (node && node->maintenance() && election::holdsResources(node->role())) {
+    // Maintenance mode: nothing is stopped. The peers act on nothing either, and a tandemd
+    // started again resumes what this one held.
+    logger.log(LogLevel::kNotice,
+               "maintenance mode: stopping without handing over; the resources stay in place");
+    finishStop();
+    return;
+  }
   if (node && election::holdsResources(node->role())) {
     // A clean stop is a planned handover: release in reverse order and tell the peers, so the
     // next ACTIVE takes over at once instead of after dead_time.
@@ -299,12 +307,16 @@ nlohmann::json Director::status() {
   return j;
 }
 
-Result<nlohmann::json> Director::standby(const std::string& node, bool on) {
-  return command("standby", {{"node", node}, {"on", on}});
+Result<nlohmann::json> Director::standby(const ipc::StandbyArgs& args) {
+  return command("standby", ipc::standbyBody(args));
 }
 
-Result<nlohmann::json> Director::move(const std::string& target) {
-  return command("move", {{"target", target}});
+Result<nlohmann::json> Director::move(const ipc::MoveArgs& args) {
+  return command("move", ipc::moveBody(args));
+}
+
+Result<nlohmann::json> Director::maintenance(bool on) {
+  return command("maintenance", ipc::maintenanceBody({on}));
 }
 
 Result<nlohmann::json> Director::clear() { return command("clear", nlohmann::json::object()); }

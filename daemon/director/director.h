@@ -69,8 +69,9 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
 
   // ipc::AdminHandler: what `tandem` asks for.
   nlohmann::json status() override;
-  Result<nlohmann::json> standby(const std::string& node, bool on) override;
-  Result<nlohmann::json> move(const std::string& target) override;
+  Result<nlohmann::json> standby(const ipc::StandbyArgs& args) override;
+  Result<nlohmann::json> move(const ipc::MoveArgs& args) override;
+  Result<nlohmann::json> maintenance(bool on) override;
   Result<nlohmann::json> clear() override;
   Result<nlohmann::json> reload() override;
   Result<nlohmann::json> ipvs() override;

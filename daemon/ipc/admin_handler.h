@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "ipc/protocol.h"
 
 namespace tandem::ipc {
 
@@ -18,8 +19,13 @@ class AdminHandler {
 
   // The fields of the status schema in protocol.h.
   virtual nlohmann::json status() = 0;
-  [[nodiscard]] virtual Result<nlohmann::json> standby(const std::string& node, bool on) = 0;
-  [[nodiscard]] virtual Result<nlohmann::json> move(const std::string& target) = 0;
+  [[nodiscard]] virtual Result<nlohmann::json> standby(const StandbyArgs& args) = 0;
+  [[nodiscard]] virtual Result<nlohmann::json> move(const MoveArgs& args) = 0;
+  // Cluster wide: while on, no node starts or stops resources (election/cluster_core.h).
+  [[nodiscard]] virtual Result<nlohmann::json> maintenance(bool on) {
+    (void)on;
+    return fail(ErrorCode::kUnavailable, "this tandemd has no cluster to put in maintenance");
+  }
   // Clears failures (resource, fence) and a pending operator move.
   [[nodiscard]] virtual Result<nlohmann::json> clear() = 0;
   [[nodiscard]] virtual Result<nlohmann::json> reload() = 0;

@@ -143,12 +143,12 @@ json AdminService::dispatch(const Request& request) {
     case RequestId::kStandby: {
       auto args = parseStandbyArgs(request.body);
       if (!args) return errorBody(args.error());
-      return fromResult(handler_.standby(args->node, args->on));
+      return fromResult(handler_.standby(*args));
     }
     case RequestId::kMove: {
       auto args = parseMoveArgs(request.body);
       if (!args) return errorBody(args.error());
-      return fromResult(handler_.move(args->target));
+      return fromResult(handler_.move(*args));
     }
     case RequestId::kClear: {
       if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
@@ -165,6 +165,11 @@ json AdminService::dispatch(const Request& request) {
     case RequestId::kSync: {
       if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
       return fromResult(handler_.sync());
+    }
+    case RequestId::kMaintenance: {
+      auto args = parseMaintenanceArgs(request.body);
+      if (!args) return errorBody(args.error());
+      return fromResult(handler_.maintenance(args->on));
     }
     case RequestId::kDrain:
       return errorBody(

@@ -143,6 +143,25 @@ Result<std::string> nameField(RequestId id, const json& body, const std::string&
   return value;
 }
 
+// "lifetime_ms", optional: an integer within [kMinLifetimeMs, kMaxLifetimeMs].
+Result<std::optional<uint64_t>> lifetimeField(RequestId id, const json& body) {
+  auto it = body.find("lifetime_ms");
+  if (it == body.end()) return std::optional<uint64_t>();
+  const std::string where = "\"lifetime_ms\" in the " + std::string(requestName(id)) + " request";
+  const std::string range =
+      std::to_string(kMinLifetimeMs) + " to " + std::to_string(kMaxLifetimeMs);
+  if (!it->is_number_integer()) {
+    return fail(ErrorCode::kInvalidArgument, where + " must be an integer of " + range +
+                                                 " ms, not " + std::string(it->type_name()));
+  }
+  if (it->is_number_unsigned() || it->get<int64_t>() >= 0) {
+    const uint64_t ms = it->get<uint64_t>();
+    if (ms >= kMinLifetimeMs && ms <= kMaxLifetimeMs) return std::optional<uint64_t>(ms);
+  }
+  return fail(ErrorCode::kInvalidArgument,
+              where + " is " + it->dump() + "; it must be " + range + " ms (a second to 7 days)");
+}
+
 }  // namespace
 
 std::string_view requestName(RequestId id) {
@@ -163,13 +182,15 @@ std::string_view requestName(RequestId id) {
       return "ipvs";
     case RequestId::kSync:
       return "sync";
+    case RequestId::kMaintenance:
+      return "maintenance";
   }
   return "unknown";
 }
 
 std::optional<RequestId> requestIdFromWire(int32_t raw) {
   if (raw < static_cast<int32_t>(RequestId::kStatus) ||
-      raw > static_cast<int32_t>(RequestId::kSync)) {
+      raw > static_cast<int32_t>(RequestId::kMaintenance)) {
     return std::nullopt;
   }
   return static_cast<RequestId>(raw);
@@ -218,8 +239,8 @@ Result<Request> decodeRequest(std::span<const uint8_t> bytes) {
   if (!id) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown request id " + std::to_string(header.id) +
-                    " (this tandemd knows 1 to 8: status, standby, move, clear, reload, drain, "
-                    "ipvs, sync); "
+                    " (this tandemd knows 1 to 9: status, standby, move, clear, reload, drain, "
+                    "ipvs, sync, maintenance); "
                     "is tandem newer than tandemd?");
   }
   auto body = parseBody(bytes.subspan(kRequestHeaderSize), "request");
@@ -320,12 +341,22 @@ ErrorCode errorCodeFromName(std::string_view name) {
   return ErrorCode::kInternal;
 }
 
-json standbyBody(const StandbyArgs& args) { return json{{"node", args.node}, {"on", args.on}}; }
+json standbyBody(const StandbyArgs& args) {
+  json body{{"node", args.node}, {"on", args.on}};
+  if (args.lifetime_ms) body["lifetime_ms"] = *args.lifetime_ms;
+  return body;
+}
 
-json moveBody(const MoveArgs& args) { return json{{"target", args.target}}; }
+json moveBody(const MoveArgs& args) {
+  json body{{"target", args.target}};
+  if (args.lifetime_ms) body["lifetime_ms"] = *args.lifetime_ms;
+  return body;
+}
+
+json maintenanceBody(const MaintenanceArgs& args) { return json{{"on", args.on}}; }
 
 Result<StandbyArgs> parseStandbyArgs(const json& body) {
-  if (auto ok = checkFields(RequestId::kStandby, body, {"node", "on"}); !ok) {
+  if (auto ok = checkFields(RequestId::kStandby, body, {"node", "on", "lifetime_ms"}); !ok) {
     return fail(ok.error());
   }
   auto node = nameField(RequestId::kStandby, body, "node");
@@ -340,14 +371,36 @@ Result<StandbyArgs> parseStandbyArgs(const json& body) {
         ErrorCode::kInvalidArgument,
         "\"on\" in the standby request must be true or false, not " + std::string(on->type_name()));
   }
-  return StandbyArgs{std::move(*node), on->get<bool>()};
+  auto lifetime = lifetimeField(RequestId::kStandby, body);
+  if (!lifetime) return fail(lifetime.error());
+  if (*lifetime && !on->get<bool>()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "\"lifetime_ms\" in the standby request goes with \"on\": true; leaving standby "
+                "takes none");
+  }
+  return StandbyArgs{std::move(*node), on->get<bool>(), *lifetime};
 }
 
 Result<MoveArgs> parseMoveArgs(const json& body) {
-  if (auto ok = checkFields(RequestId::kMove, body, {"target"}); !ok) return fail(ok.error());
+  if (auto ok = checkFields(RequestId::kMove, body, {"target", "lifetime_ms"}); !ok) {
+    return fail(ok.error());
+  }
   auto target = nameField(RequestId::kMove, body, "target");
   if (!target) return fail(target.error());
-  return MoveArgs{std::move(*target)};
+  auto lifetime = lifetimeField(RequestId::kMove, body);
+  if (!lifetime) return fail(lifetime.error());
+  return MoveArgs{std::move(*target), *lifetime};
+}
+
+Result<MaintenanceArgs> parseMaintenanceArgs(const json& body) {
+  if (auto ok = checkFields(RequestId::kMaintenance, body, {"on"}); !ok) return fail(ok.error());
+  auto on = body.find("on");
+  if (on == body.end() || !on->is_boolean()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the maintenance request needs \"on\": true to enter maintenance mode, false to "
+                "leave it");
+  }
+  return MaintenanceArgs{on->get<bool>()};
 }
 
 Result<void> parseNoArgs(RequestId id, const json& body) { return checkFields(id, body, {}); }

@@ -33,12 +33,15 @@
 // Requests and their bodies:
 //   1 status   {}                            read-only; allowed to every local user
 //   2 standby  {"node": NAME, "on": BOOL}    the rest change state: root or control.group only
-//   3 move     {"target": NAME}
+//              optional "lifetime_ms": the standby ends by itself after it (with "on": true)
+//   3 move     {"target": NAME}               optional "lifetime_ms", as for standby
 //   4 clear    {}                            clear failures and an operator's move
 //   5 reload   {}                            re-read the config, as SIGHUP does
 //   6 drain    reserved; answered with an error until it exists
 //   7 ipvs     {}                            read-only, like status: the IPVS table
 //   8 sync     {}                            read-only, like status: connection sync
+//   9 maintenance {"on": BOOL}               cluster wide: no node starts or stops resources
+// A "lifetime_ms" is an integer from kMinLifetimeMs to kMaxLifetimeMs.
 // A request over kMaxRequestSize (4 KiB) is refused before its body is read, and a change is
 // authorised from the header's id before the body is parsed: what an unprivileged user sends
 // for a change is never parsed at all.
@@ -57,6 +60,9 @@
 //   "epoch":           unsigned, bumped by each takeover
 //   "move_target":     string, an operator's pending move ("" when none); optional
 //   "failback_waiting": string, what a failback held back for connection sync waits for ("")
+//   "maintenance":     bool, maintenance mode is on (cluster wide: the same on every node)
+//   "standby_left_ms": int or null, what this node's standby with a lifetime has left
+//   "move_left_ms":    int or null, what the move in force has left of its lifetime
 //   "nodes":           [{"name": string, "role": string, "priority": int,
 //                        "health": int (per-mille), "standby": bool,
 //                        "last_heartbeat_ms": int or null (null for self and never-heard),
@@ -110,6 +116,10 @@ inline constexpr size_t kMaxMessageSize = size_t{1024} * 1024;
 // bigger is refused unread, before its JSON is parsed.
 inline constexpr size_t kMaxRequestSize = 4096;
 inline constexpr std::string_view kDefaultIpcName = "tandem";
+// A standby's or a move's lifetime: from a second to 7 days. Longer is "until cleared"; the
+// timer behind it and the heartbeat's 32-bit field would hold up to 24 days.
+inline constexpr uint64_t kMinLifetimeMs = 1000;
+inline constexpr uint64_t kMaxLifetimeMs = uint64_t{7} * 24 * 3600 * 1000;
 
 inline constexpr size_t kRequestHeaderSize = 16;   // sizeof(qb_ipc_request_header)
 inline constexpr size_t kResponseHeaderSize = 24;  // sizeof(qb_ipc_response_header)
@@ -123,6 +133,7 @@ enum class RequestId : int32_t {
   kDrain = 6,
   kIpvs = 7,
   kSync = 8,
+  kMaintenance = 9,
 };
 
 // "status", "standby", ... for messages and logs.
@@ -167,16 +178,23 @@ ErrorCode errorCodeFromName(std::string_view name);
 struct StandbyArgs {
   std::string node;
   bool on = true;
+  std::optional<uint64_t> lifetime_ms;  // only with on
 };
 struct MoveArgs {
   std::string target;
+  std::optional<uint64_t> lifetime_ms;
+};
+struct MaintenanceArgs {
+  bool on = true;
 };
 
 nlohmann::json standbyBody(const StandbyArgs& args);
 nlohmann::json moveBody(const MoveArgs& args);
+nlohmann::json maintenanceBody(const MaintenanceArgs& args);
 
 [[nodiscard]] Result<StandbyArgs> parseStandbyArgs(const nlohmann::json& body);
 [[nodiscard]] Result<MoveArgs> parseMoveArgs(const nlohmann::json& body);
+[[nodiscard]] Result<MaintenanceArgs> parseMaintenanceArgs(const nlohmann::json& body);
 // status, clear, reload, drain and ipvs take no fields.
 [[nodiscard]] Result<void> parseNoArgs(RequestId id, const nlohmann::json& body);
 

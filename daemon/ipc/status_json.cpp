@@ -31,6 +31,9 @@ nlohmann::json statusJson(const std::string& cluster, const election::CoreStatus
               {"epoch", status.epoch},
               {"move_target", status.move_target},
               {"failback_waiting", status.failback_waiting},
+              {"maintenance", status.maintenance},
+              {"standby_left_ms", status.standby_left_ms ? json(*status.standby_left_ms) : json()},
+              {"move_left_ms", status.move_left_ms ? json(*status.move_left_ms) : json()},
               {"nodes", std::move(nodes)},
               {"accepted_frames", frames.accepted},
               {"rejected_frames", std::move(rejected)}};

@@ -1,4 +1,5 @@
-// `tandem resource move|clear` and `tandem node standby|online`, golden-tested without a daemon:
+// `tandem resource move|clear`, `tandem node standby|online` and `tandem maintenance on|off`,
+// golden-tested without a daemon:
 // golden/admin/NAME.json holds the command and what a fake tandemd answers to each request;
 // golden/admin/NAME.txt is the exit code, stdout, stderr and the requests sent, in order. To
 // accept a deliberate change, run with TANDEM_UPDATE_GOLDEN=1 and review the diff.
@@ -41,7 +42,14 @@ const std::set<std::string>& knownCases() {
                                               "standby-other-node",
                                               "online-named",
                                               "online-json",
-                                              "standby-no-cluster"};
+                                              "standby-no-cluster",
+                                              "move-lifetime",
+                                              "move-lifetime-not-a-duration",
+                                              "standby-lifetime-json",
+                                              "standby-lifetime-too-short",
+                                              "maintenance-on",
+                                              "maintenance-off-json",
+                                              "maintenance-refused"};
   return cases;
 }
 
@@ -49,6 +57,8 @@ AdminAction actionOf(const std::string& name) {
   if (name == "move") return AdminAction::kMove;
   if (name == "clear") return AdminAction::kClear;
   if (name == "standby") return AdminAction::kStandby;
+  if (name == "maintenance-on") return AdminAction::kMaintenanceOn;
+  if (name == "maintenance-off") return AdminAction::kMaintenanceOff;
   return AdminAction::kOnline;
 }
 
@@ -66,6 +76,8 @@ struct FakeDaemon {
       if (auto a = ipc::parseStandbyArgs(body); !a) valid = fail(a.error());
     } else if (id == ipc::RequestId::kMove) {
       if (auto a = ipc::parseMoveArgs(body); !a) valid = fail(a.error());
+    } else if (id == ipc::RequestId::kMaintenance) {
+      if (auto a = ipc::parseMaintenanceArgs(body); !a) valid = fail(a.error());
     } else {
       valid = ipc::parseNoArgs(id, body);
     }
@@ -90,8 +102,12 @@ std::string transcript(const CommandOutput& o, const std::vector<std::string>& a
 void expectGolden(const std::string& name) {
   ASSERT_TRUE(knownCases().count(name)) << name << " is missing from knownCases()";
   json input = json::parse(readFile(kAdminDir / (name + ".json")));
-  AdminCall call{actionOf(input["command"]["action"].get<std::string>()), std::nullopt};
+  AdminCall call{actionOf(input["command"]["action"].get<std::string>()), std::nullopt,
+                 std::nullopt};
   if (input["command"].contains("node")) call.node = input["command"]["node"].get<std::string>();
+  if (input["command"].contains("lifetime")) {
+    call.lifetime = input["command"]["lifetime"].get<std::string>();
+  }
   FakeDaemon daemon{input["daemon"], {}};
   auto answer =
       runAdmin(call, [&daemon](ipc::RequestId id, const json& body) { return daemon(id, body); });
@@ -122,6 +138,21 @@ TEST(AdminGoldenTest, StandbyWithoutANodeOnADaemonWithoutAClusterAsksForTheName)
 }
 TEST(AdminGoldenTest, OnlineOfANamedNodeChecksTheName) { expectGolden("online-named"); }
 TEST(AdminGoldenTest, OnlineWithJsonPrintsTheDaemonsAnswer) { expectGolden("online-json"); }
+TEST(AdminGoldenTest, MoveWithALifetimeSendsItInMsAndSaysWhenItEnds) {
+  expectGolden("move-lifetime");
+}
+TEST(AdminGoldenTest, ALifetimeThatIsNoDurationIsRefusedBeforeAnyRequest) {
+  expectGolden("move-lifetime-not-a-duration");
+}
+TEST(AdminGoldenTest, StandbyWithALifetimeAndJson) { expectGolden("standby-lifetime-json"); }
+TEST(AdminGoldenTest, ALifetimeUnderASecondIsRefusedBeforeAnyRequest) {
+  expectGolden("standby-lifetime-too-short");
+}
+TEST(AdminGoldenTest, MaintenanceOnSaysWhatItMeans) { expectGolden("maintenance-on"); }
+TEST(AdminGoldenTest, MaintenanceOffWithJson) { expectGolden("maintenance-off-json"); }
+TEST(AdminGoldenTest, MaintenanceRefusedToAnotherUserExits3) {
+  expectGolden("maintenance-refused");
+}
 
 TEST(AdminGoldenTest, EveryGoldenInputHasATest) {
   std::set<std::string> found;
@@ -152,7 +183,7 @@ TEST(AdminRunTest, AnEmptyNodeNameIsRefusedBeforeAnyRequest) {
     return json{{"ok", true}};
   };
   for (AdminAction a : {AdminAction::kMove, AdminAction::kStandby, AdminAction::kOnline}) {
-    auto r = runAdmin(AdminCall{a, std::string()}, daemon);
+    auto r = runAdmin(AdminCall{a, std::string(), std::nullopt}, daemon);
     ASSERT_FALSE(r) << commandName(a);
     EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
   }

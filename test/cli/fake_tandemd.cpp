@@ -38,18 +38,28 @@ class CannedHandler final : public ipc::AdminHandler {
     }
     return ipvs_;
   }
-  Result<json> standby(const std::string& node, bool on) override {
-    record("standby node=" + node + " on=" + (on ? "true" : "false"));
+  Result<json> standby(const ipc::StandbyArgs& args) override {
+    const std::string& node = args.node;
+    record("standby node=" + node + " on=" + (args.on ? "true" : "false") +
+           lifetime(args.lifetime_ms));
     std::string self = status_.value("local_node", "");
     if (!node.empty() && node != self) {
       return fail(ErrorCode::kInvalidArgument,
                   "this is " + self + "; put " + node + " in standby on " + node + " itself");
     }
-    return json{{"node", self}, {"standby", on}};
+    json answer{{"node", self}, {"standby", args.on}};
+    if (args.lifetime_ms) answer["lifetime_ms"] = *args.lifetime_ms;
+    return answer;
   }
-  Result<json> move(const std::string& target) override {
-    record("move target=" + target);
-    return json{{"target", target}};
+  Result<json> move(const ipc::MoveArgs& args) override {
+    record("move target=" + args.target + lifetime(args.lifetime_ms));
+    json answer{{"target", args.target}};
+    if (args.lifetime_ms) answer["lifetime_ms"] = *args.lifetime_ms;
+    return answer;
+  }
+  Result<json> maintenance(bool on) override {
+    record(std::string("maintenance on=") + (on ? "true" : "false"));
+    return json{{"maintenance", on}};
   }
   Result<json> clear() override {
     record("clear");
@@ -60,6 +70,9 @@ class CannedHandler final : public ipc::AdminHandler {
   }
 
  private:
+  static std::string lifetime(const std::optional<uint64_t>& ms) {
+    return ms ? " lifetime_ms=" + std::to_string(*ms) : "";
+  }
   void record(const std::string& line) const {
     if (!log_.empty()) std::ofstream(log_, std::ios::app) << line << "\n";
   }

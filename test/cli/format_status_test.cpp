@@ -31,10 +31,17 @@ using cli::testing::readFile;
 
 // The cases below, so that a golden file without a test (or the reverse) is noticed.
 const std::set<std::string>& knownCases() {
-  static const std::set<std::string> cases = {
-      "two-nodes",       "three-nodes-lost-peer",    "no-active",
-      "rejected-frames", "move-standby-never-heard", "partial-document",
-      "vips-announced",  "failback-waiting",         "quorum-held"};
+  static const std::set<std::string> cases = {"two-nodes",
+                                              "three-nodes-lost-peer",
+                                              "no-active",
+                                              "rejected-frames",
+                                              "move-standby-never-heard",
+                                              "partial-document",
+                                              "vips-announced",
+                                              "failback-waiting",
+                                              "quorum-held",
+                                              "maintenance-move-lifetime",
+                                              "standby-lifetime"};
   return cases;
 }
 
@@ -65,6 +72,12 @@ TEST(StatusGoldenTest, NonzeroRejectedFramesAreListedByReason) { expectGolden("r
 TEST(StatusGoldenTest, PendingMoveStandbyAndNeverHeardPeerAreShown) {
   expectGolden("move-standby-never-heard");
 }
+
+TEST(StatusGoldenTest, MaintenanceModeIsABannerAndAMoveSaysWhenItEnds) {
+  expectGolden("maintenance-move-lifetime");
+}
+
+TEST(StatusGoldenTest, AStandbyWithALifetimeSaysWhenItEnds) { expectGolden("standby-lifetime"); }
 
 TEST(StatusGoldenTest, AFailbackHeldBackForConnectionSyncSaysWhatItWaitsFor) {
   expectGolden("failback-waiting");

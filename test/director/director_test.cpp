@@ -301,7 +301,7 @@ TEST_F(Cluster, APlannedMoveHandsOverWithoutTwoActive) {
   build(kPair);
   startAll();
   ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
-  auto moved = directors_["a"]->move("b");
+  auto moved = directors_["a"]->move({"b", std::nullopt});
   ASSERT_TRUE(moved) << moved.error().message;
   auto took = runUntil(2s, [&] { return role("b") == Role::kActive; });
   ASSERT_TRUE(took);
@@ -365,7 +365,7 @@ TEST_F(Cluster, TakingOverRunsStateIpvsVipsAnnouncementsAndReleasingRunsThemBack
   EXPECT_EQ(names[4].rfind("announce", 0), 0u) << names[4];
 
   size_t mark = world_.journal.size();
-  ASSERT_TRUE(directors_["a"]->move("b"));
+  ASSERT_TRUE(directors_["a"]->move({"b", std::nullopt}));
   ASSERT_TRUE(runUntil(2s, [&] { return role("b") == Role::kActive; }));
   EXPECT_EQ(journalOf("a", mark),
             (std::vector<std::string>{"remove 198.51.100.51/32", "remove 198.51.100.50/32",
@@ -404,7 +404,7 @@ TEST_F(Cluster, WithSyncTheBackupRunsEverywhereAndTheMasterMovesFirstInAndLastOu
   }));
 
   size_t mark = world_.journal.size();
-  ASSERT_TRUE(directors_["a"]->move("b"));
+  ASSERT_TRUE(directors_["a"]->move({"b", std::nullopt}));
   ASSERT_TRUE(runUntil(2s, [&] { return role("b") == Role::kActive; }));
   EXPECT_EQ(journalOf("a", mark), (std::vector<std::string>{"remove 198.51.100.50/32",
                                                             "sync stop master", "holder removed"}));

@@ -88,7 +88,7 @@ TEST_F(AdminServiceTest, TooShortRequestGetsAnErrorAnswer) {
 
 TEST_F(AdminServiceTest, RefusedStandbyNeverReachesTheHandler) {
   AdminService s = service();
-  json body = ask(s, RequestId::kStandby, standbyBody({"lb1", true}), nobody_);
+  json body = ask(s, RequestId::kStandby, standbyBody({"lb1", true, std::nullopt}), nobody_);
   EXPECT_EQ(body["ok"], false);
   EXPECT_EQ(body["code"], "permission-denied");
   EXPECT_NE(body["error"].get<std::string>().find(
@@ -105,7 +105,7 @@ TEST_F(AdminServiceTest, RefusedStandbyNeverReachesTheHandler) {
 TEST_F(AdminServiceTest, AllowedChangeReachesTheHandlerAndIsLoggedWithWhoAskedIt) {
   AdminService s = service();
   handler_.answer = json{{"standby", true}};
-  json body = ask(s, RequestId::kStandby, standbyBody({"lb2", true}), root_);
+  json body = ask(s, RequestId::kStandby, standbyBody({"lb2", true, std::nullopt}), root_);
   EXPECT_EQ(body, (json{{"ok", true}, {"standby", true}}));
   EXPECT_EQ(handler_.calls, std::vector<std::string>{"standby lb2 on"});
   ASSERT_EQ(audit_.size(), 1u);
@@ -116,10 +116,10 @@ TEST_F(AdminServiceTest, AllowedChangeReachesTheHandlerAndIsLoggedWithWhoAskedIt
 
 TEST_F(AdminServiceTest, EachRequestReachesItsHandlerMethod) {
   AdminService s = service();
-  ask(s, RequestId::kMove, moveBody({"lb2"}), root_);
+  ask(s, RequestId::kMove, moveBody({"lb2", std::nullopt}), root_);
   ask(s, RequestId::kClear, json::object(), root_);
   ask(s, RequestId::kReload, json::object(), root_);
-  ask(s, RequestId::kStandby, standbyBody({"lb1", false}), root_);
+  ask(s, RequestId::kStandby, standbyBody({"lb1", false, std::nullopt}), root_);
   EXPECT_EQ(handler_.calls,
             (std::vector<std::string>{"move lb2", "clear", "reload", "standby lb1 off"}));
 }
@@ -137,7 +137,7 @@ TEST_F(AdminServiceTest, BadArgumentsNeverReachTheHandler) {
 TEST_F(AdminServiceTest, HandlerErrorBecomesOkFalseWithItsCode) {
   AdminService s = service();
   handler_.answer = fail(ErrorCode::kNotFound, "no node \"lb9\" in cluster prod");
-  json body = ask(s, RequestId::kMove, moveBody({"lb9"}), root_);
+  json body = ask(s, RequestId::kMove, moveBody({"lb9", std::nullopt}), root_);
   EXPECT_EQ(
       body,
       (json{{"ok", false}, {"error", "no node \"lb9\" in cluster prod"}, {"code", "not-found"}}));
@@ -210,8 +210,8 @@ TEST_F(AdminServiceTest, AChangeIsAuthorisedFromTheHeaderBeforeItsBodyIsParsed) 
 TEST_F(AdminServiceTest, TheStatusCarriesTheChannelsCounters) {
   AdminService s = service();
   ask(s, Bytes{1, 2, 3}, nobody_);
-  ask(s, RequestId::kMove, moveBody({"lb2"}), nobody_);
-  ask(s, RequestId::kMove, moveBody({"lb2"}), root_);
+  ask(s, RequestId::kMove, moveBody({"lb2", std::nullopt}), nobody_);
+  ask(s, RequestId::kMove, moveBody({"lb2", std::nullopt}), root_);
   json body = ask(s, RequestId::kStatus, json::object(), nobody_);
   EXPECT_EQ(body["admin_requests"], (json{{"malformed", 1}, {"refused", 1}, {"changes", 1}}));
 }

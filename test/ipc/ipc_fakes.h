@@ -19,12 +19,18 @@ class FakeAdminHandler final : public AdminHandler {
     if (throw_on_status) throw std::runtime_error("status exploded");
     return status_doc;
   }
-  Result<nlohmann::json> standby(const std::string& node, bool on) override {
-    calls.push_back("standby " + node + (on ? " on" : " off"));
+  Result<nlohmann::json> standby(const StandbyArgs& args) override {
+    calls.push_back("standby " + args.node + (args.on ? " on" : " off") +
+                    (args.lifetime_ms ? " " + std::to_string(*args.lifetime_ms) + "ms" : ""));
     return answer;
   }
-  Result<nlohmann::json> move(const std::string& target) override {
-    calls.push_back("move " + target);
+  Result<nlohmann::json> move(const MoveArgs& args) override {
+    calls.push_back("move " + args.target +
+                    (args.lifetime_ms ? " " + std::to_string(*args.lifetime_ms) + "ms" : ""));
+    return answer;
+  }
+  Result<nlohmann::json> maintenance(bool on) override {
+    calls.push_back(std::string("maintenance ") + (on ? "on" : "off"));
     return answer;
   }
   Result<nlohmann::json> clear() override {

@@ -51,13 +51,13 @@ class CountingHandler final : public AdminHandler {
             {"changes", changes_},
             {"connections", server ? server->connections() : 0}};
   }
-  Result<json> standby(const std::string& node, bool on) override {
+  Result<json> standby(const StandbyArgs& args) override {
     ++changes_;
-    return json{{"node", node}, {"standby", on}};
+    return json{{"node", args.node}, {"standby", args.on}};
   }
-  Result<json> move(const std::string& target) override {
+  Result<json> move(const MoveArgs& args) override {
     ++changes_;
-    return json{{"target", target}};
+    return json{{"target", args.target}};
   }
   Result<json> clear() override { return json::object(); }
   Result<json> reload() override { return json::object(); }
@@ -283,7 +283,8 @@ TEST_F(IpcServerTest, StatusRoundTripsToAnyUser) {
 
 TEST_F(IpcServerTest, ChangeFromANonRootUserOutsideTheGroupIsRefused) {
   start("root");
-  json refused = askAs(kNobody, kNoGroup, name_, RequestId::kStandby, standbyBody({"lb1", true}));
+  json refused = askAs(kNobody, kNoGroup, name_, RequestId::kStandby,
+                       standbyBody({"lb1", true, std::nullopt}));
   EXPECT_EQ(refused["ok"], false) << refused;
   EXPECT_EQ(refused["code"], "permission-denied");
   EXPECT_NE(refused["error"].get<std::string>().find(
@@ -294,7 +295,7 @@ TEST_F(IpcServerTest, ChangeFromANonRootUserOutsideTheGroupIsRefused) {
   ASSERT_TRUE(status.has_value()) << status.error().message;
   EXPECT_EQ((*status)["changes"], 0) << "the refused request must not reach the handler";
 
-  auto allowed = ask(RequestId::kStandby, standbyBody({"lb1", true}));
+  auto allowed = ask(RequestId::kStandby, standbyBody({"lb1", true, std::nullopt}));
   ASSERT_TRUE(allowed.has_value()) << allowed.error().message;
   EXPECT_EQ(*allowed, (json{{"ok", true}, {"node", "lb1"}, {"standby", true}}));
   EXPECT_EQ((*ask(RequestId::kStatus))["changes"], 1);
@@ -302,7 +303,7 @@ TEST_F(IpcServerTest, ChangeFromANonRootUserOutsideTheGroupIsRefused) {
 
 TEST_F(IpcServerTest, ChangeFromAMemberOfTheGroupIsAllowed) {
   start("nogroup");
-  json moved = askAs(kNobody, kNoGroup, name_, RequestId::kMove, moveBody({"lb2"}));
+  json moved = askAs(kNobody, kNoGroup, name_, RequestId::kMove, moveBody({"lb2", std::nullopt}));
   EXPECT_EQ(moved, (json{{"ok", true}, {"target", "lb2"}}));
 }
 
@@ -490,7 +491,7 @@ TEST_F(IpcServerTest, AnotherUserCannotInjectARequestIntoRootsConnection) {
     if (::setgroups(0, nullptr) != 0 || ::setgid(kNoGroup) != 0 || ::setuid(kNobody) != 0) {
       ::_exit(20);
     }
-    Bytes request = *encodeRequest(RequestId::kStandby, standbyBody({"lb1", true}));
+    Bytes request = *encodeRequest(RequestId::kStandby, standbyBody({"lb1", true, std::nullopt}));
     int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
     int delivered = 0;
     for (const std::string& t : targets) {

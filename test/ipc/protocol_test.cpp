@@ -226,7 +226,7 @@ TEST(ProtocolTest, StandbyArgumentsAreParsed) {
   ASSERT_TRUE(a.has_value()) << a.error().message;
   EXPECT_EQ(a->node, "lb1");
   EXPECT_FALSE(a->on);
-  auto round = parseStandbyArgs(standbyBody(StandbyArgs{"lb2", true}));
+  auto round = parseStandbyArgs(standbyBody(StandbyArgs{"lb2", true, std::nullopt}));
   ASSERT_TRUE(round.has_value());
   EXPECT_EQ(round->node, "lb2");
   EXPECT_TRUE(round->on);
@@ -258,7 +258,7 @@ TEST(ProtocolTest, UnknownFieldIsRefusedWithASuggestion) {
 }
 
 TEST(ProtocolTest, MoveArgumentsAreParsed) {
-  EXPECT_EQ(parseMoveArgs(moveBody(MoveArgs{"lb2"})).value().target, "lb2");
+  EXPECT_EQ(parseMoveArgs(moveBody(MoveArgs{"lb2", std::nullopt})).value().target, "lb2");
   EXPECT_EQ(parseMoveArgs(json::object()).error().message,
             "the move request needs \"target\": a node name");
   EXPECT_EQ(parseMoveArgs(json{{"target", nullptr}}).error().message,
@@ -270,7 +270,7 @@ TEST(ProtocolTest, IpvsRequestIsSevenAndRoundTrips) {
   EXPECT_EQ(static_cast<int32_t>(RequestId::kIpvs), 7);
   EXPECT_EQ(requestName(RequestId::kIpvs), "ipvs");
   EXPECT_EQ(requestIdFromWire(7), RequestId::kIpvs);
-  EXPECT_EQ(requestIdFromWire(9), std::nullopt);
+  EXPECT_EQ(requestIdFromWire(10), std::nullopt);
   auto bytes = encodeRequest(RequestId::kIpvs, json::object());
   ASSERT_TRUE(bytes.has_value());
   auto back = decodeRequest(*bytes);
@@ -302,9 +302,43 @@ TEST(ProtocolTest, IpvsTakesNoFields) {
 }
 
 TEST(ProtocolTest, AnUnknownIdNamesEveryRequestThisTandemdKnows) {
-  std::string e = decodeError(request(9, "{}"));
-  EXPECT_NE(e.find("1 to 8"), std::string::npos) << e;
-  EXPECT_NE(e.find("ipvs, sync"), std::string::npos) << e;
+  std::string e = decodeError(request(10, "{}"));
+  EXPECT_NE(e.find("1 to 9"), std::string::npos) << e;
+  EXPECT_NE(e.find("ipvs, sync, maintenance"), std::string::npos) << e;
+}
+
+TEST(ProtocolTest, MaintenanceIsNineAChangeAndNeedsOn) {
+  EXPECT_EQ(requestIdFromWire(9), RequestId::kMaintenance);
+  EXPECT_EQ(requestName(RequestId::kMaintenance), "maintenance");
+  EXPECT_TRUE(isMutating(RequestId::kMaintenance));
+  EXPECT_EQ(parseMaintenanceArgs(maintenanceBody({false})).value().on, false);
+  EXPECT_EQ(parseMaintenanceArgs(json::object()).error().message,
+            "the maintenance request needs \"on\": true to enter maintenance mode, false to "
+            "leave it");
+  EXPECT_FALSE(parseMaintenanceArgs(json{{"on", "yes"}}));
+  EXPECT_FALSE(parseMaintenanceArgs(json{{"on", true}, {"node", "lb1"}}));
+}
+
+TEST(ProtocolTest, ALifetimeRoundTripsWithinItsRangeAndIsRefusedOutsideIt) {
+  auto moved = parseMoveArgs(moveBody({"lb2", 60000}));
+  ASSERT_TRUE(moved) << moved.error().message;
+  EXPECT_EQ(moved->lifetime_ms, 60000u);
+  auto standby = parseStandbyArgs(standbyBody({"lb1", true, kMaxLifetimeMs}));
+  ASSERT_TRUE(standby) << standby.error().message;
+  EXPECT_EQ(standby->lifetime_ms, kMaxLifetimeMs);
+  EXPECT_EQ(parseMoveArgs(moveBody({"lb2", std::nullopt})).value().lifetime_ms, std::nullopt);
+  for (const json& bad :
+       {json(999), json(kMaxLifetimeMs + 1), json(-5), json(1.5), json("1h"), json(nullptr)}) {
+    auto r = parseMoveArgs(json{{"target", "lb2"}, {"lifetime_ms", bad}});
+    ASSERT_FALSE(r) << bad.dump();
+    EXPECT_NE(r.error().message.find("\"lifetime_ms\" in the move request"), std::string::npos)
+        << r.error().message;
+  }
+  auto online = parseStandbyArgs(json{{"node", "lb1"}, {"on", false}, {"lifetime_ms", 5000}});
+  ASSERT_FALSE(online);
+  EXPECT_EQ(online.error().message,
+            "\"lifetime_ms\" in the standby request goes with \"on\": true; leaving standby "
+            "takes none");
 }
 
 TEST(ProtocolTest, AnUnavailableIpvsAnswerCarriesENOTSUP) {

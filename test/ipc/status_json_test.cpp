@@ -19,12 +19,15 @@ TEST(StatusJsonTest, CoreStatusBecomesTheDocumentedSchema) {
   s.failback_waiting = "failback to lb2 waits for its sync backup daemon to run";
   s.nodes = {{"lb1", "ACTIVE", 150, 1000, false, std::nullopt, 420, 60000, 12, std::nullopt},
              {"lb2", "BACKUP", 100, 950, true, 180, 0, 0, 0, 450}};
+  s.maintenance = true;
+  s.move_left_ms = 90000;
   FrameStats frames{1234, {{"bad_signature", 3}, {"replayed", 0}}};
   json doc = statusJson("prod", s, frames);
   EXPECT_EQ(doc, json::parse(R"({
     "cluster": "prod", "local_node": "lb1", "role": "ACTIVE", "active": "lb1",
     "quorate": true, "quorum_held_ms": 2100, "epoch": 7, "move_target": "",
     "failback_waiting": "failback to lb2 waits for its sync backup daemon to run",
+    "maintenance": true, "standby_left_ms": null, "move_left_ms": 90000,
     "nodes": [
       {"name": "lb1", "role": "ACTIVE", "priority": 150, "health": 1000, "standby": false,
        "last_heartbeat_ms": null, "connections": 420, "sync_backup_ms": 60000,

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "commands.h"
+#include "common/duration.h"
 
 namespace tandem::cli {
 
@@ -27,22 +28,47 @@ std::string successText(const AdminCall& call, const json& body) {
       std::string target = answered(body, "target", node);
       return "Moving the services to " + target + ": the ACTIVE node releases them, then " +
              target + " takes them over. They stay on " + target +
+             (call.lifetime ? " for " + *call.lifetime + " at most, or" : "") +
              " until `tandem resource clear`.\n";
     }
     case AdminAction::kClear:
       return "Cleared the operator's move and any failures: the election decides again.\n";
     case AdminAction::kStandby:
       return answered(body, "node", node.empty() ? "this node" : node) +
-             " is in standby: it hands over the services if it holds them and takes none "
+             " is in standby: it hands over the services if it holds them and takes none " +
+             (call.lifetime ? "for " + *call.lifetime + ", or " : "") +
              "until `tandem node online`.\n";
     case AdminAction::kOnline:
       return answered(body, "node", node.empty() ? "this node" : node) +
              " is online: it takes part in the election again.\n";
+    case AdminAction::kMaintenanceOn:
+      return "Maintenance mode is on, on every node: no node starts or stops the services, "
+             "whatever fails, until `tandem maintenance off`. Monitoring goes on.\n";
+    case AdminAction::kMaintenanceOff:
+      return "Maintenance mode is off: the election decides again, from where the services "
+             "are now.\n";
   }
   return "done\n";
 }
 
 }  // namespace
+
+Result<uint64_t> lifetimeMs(const std::string& text) {
+  const std::string range = formatDuration(Millis(ipc::kMinLifetimeMs)) + " to " +
+                            formatDuration(Millis(ipc::kMaxLifetimeMs));
+  std::optional<Millis> d = parseDuration(text);
+  if (!d) {
+    return fail(ErrorCode::kInvalidArgument, "--lifetime " + quoted(text) +
+                                                 " is not a duration of " + range +
+                                                 " (write it like 90s, 10m or 1h30m)");
+  }
+  const auto ms = static_cast<uint64_t>(d->count());
+  if (ms < ipc::kMinLifetimeMs || ms > ipc::kMaxLifetimeMs) {
+    return fail(ErrorCode::kInvalidArgument, "--lifetime " + text + " is out of range: " + range +
+                                                 "; leave it out for no limit");
+  }
+  return ms;
+}
 
 std::string_view commandName(AdminAction action) {
   switch (action) {
@@ -54,6 +80,10 @@ std::string_view commandName(AdminAction action) {
       return "node standby";
     case AdminAction::kOnline:
       return "node online";
+    case AdminAction::kMaintenanceOn:
+      return "maintenance on";
+    case AdminAction::kMaintenanceOff:
+      return "maintenance off";
   }
   return "?";
 }
@@ -86,7 +116,15 @@ Result<json> runAdmin(const AdminCall& call, const DaemonCall& daemon) {
   if (call.node && call.node->empty()) {
     return fail(ErrorCode::kInvalidArgument, "the node name is empty; leave it out for this node");
   }
-  const bool names_node = call.action != AdminAction::kClear;
+  std::optional<uint64_t> lifetime_ms;
+  if (call.lifetime) {
+    auto ms = lifetimeMs(*call.lifetime);
+    if (!ms) return fail(ms.error());
+    lifetime_ms = *ms;
+  }
+  const bool names_node = call.action == AdminAction::kMove ||
+                          call.action == AdminAction::kStandby ||
+                          call.action == AdminAction::kOnline;
   std::string node = call.node.value_or("");
   if (names_node) {
     // The status checks a named node, and names this one when none is given: a standby
@@ -108,13 +146,17 @@ Result<json> runAdmin(const AdminCall& call, const DaemonCall& daemon) {
   }
   switch (call.action) {
     case AdminAction::kMove:
-      return daemon(ipc::RequestId::kMove, ipc::moveBody({node}));
+      return daemon(ipc::RequestId::kMove, ipc::moveBody({node, lifetime_ms}));
     case AdminAction::kClear:
       return daemon(ipc::RequestId::kClear, json::object());
     case AdminAction::kStandby:
+      return daemon(ipc::RequestId::kStandby, ipc::standbyBody({node, true, lifetime_ms}));
     case AdminAction::kOnline:
-      return daemon(ipc::RequestId::kStandby,
-                    ipc::standbyBody({node, call.action == AdminAction::kStandby}));
+      return daemon(ipc::RequestId::kStandby, ipc::standbyBody({node, false, std::nullopt}));
+    case AdminAction::kMaintenanceOn:
+    case AdminAction::kMaintenanceOff:
+      return daemon(ipc::RequestId::kMaintenance,
+                    ipc::maintenanceBody({call.action == AdminAction::kMaintenanceOn}));
   }
   return fail(ErrorCode::kInternal, "unhandled admin command");
 }

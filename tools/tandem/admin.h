@@ -12,26 +12,34 @@
 #include "ipc/protocol.h"
 
 // The commands that change the cluster, crm-style:
-//   tandem resource move NODE     the services go to NODE (a planned handover) and stay there
+//   tandem resource move NODE [--lifetime D]  the services go to NODE (a planned handover) and
+//                                             stay there (for D at most)
 //   tandem resource clear         drop the operator's move and any failure
-//   tandem node standby [NODE]    NODE (default: this one) gives up the services and takes none
+//   tandem node standby [NODE] [--lifetime D]  NODE (default: this one) gives up the services
+//                                             and takes none (for D at most)
 //   tandem node online [NODE]     NODE takes part in the election again
+//   tandem maintenance on|off     cluster wide: nothing is started or stopped while on
 // Pure: the daemon is a function handed in, so what is asked, in what order, and what is
 // printed are tested without one (test/cli/golden/admin).
 namespace tandem::cli {
 
-enum class AdminAction { kMove, kClear, kStandby, kOnline };
+enum class AdminAction { kMove, kClear, kStandby, kOnline, kMaintenanceOn, kMaintenanceOff };
 
 struct AdminCall {
   AdminAction action = AdminAction::kClear;
-  std::optional<std::string> node;  // move: required; standby/online: optional; clear: none
+  std::optional<std::string> node;  // move: required; standby/online: optional; others: none
+  // move and standby: "10m", "1h30m" (common/duration.h), from 1s to 7 days.
+  std::optional<std::string> lifetime;
 };
 
-// "resource move", "resource clear", "node standby", "node online": for messages.
+// "resource move", "resource clear", "node standby", "node online", "maintenance on", ...
 std::string_view commandName(AdminAction action);
 
 // One request to tandemd and its answer (ipc_client.h's callDaemon in the binary).
 using DaemonCall = std::function<Result<nlohmann::json>(ipc::RequestId, const nlohmann::json&)>;
+
+// A --lifetime value in ms, within the protocol's range, or invalid-argument saying it.
+[[nodiscard]] Result<uint64_t> lifetimeMs(const std::string& text);
 
 // The names in a status document's "nodes", in its order.
 std::vector<std::string> nodeNames(const nlohmann::json& status);

@@ -1,4 +1,5 @@
-// `tandem resource move|clear` and `tandem node standby|online`: the shell around admin.h. The
+// `tandem resource move|clear`, `tandem node standby|online` and `tandem maintenance on|off`:
+// the shell around admin.h. The
 // requests go through ipc_client.h; what to ask and what to print is admin.h's.
 #include <iostream>
 #include <memory>
@@ -14,6 +15,7 @@ namespace {
 struct AdminArgs {
   IpcOptions ipc;
   std::string node;
+  std::string lifetime;
 };
 
 void addAdmin(CLI::App& parent, const char* name, const char* help, AdminAction action,
@@ -22,6 +24,7 @@ void addAdmin(CLI::App& parent, const char* name, const char* help, AdminAction 
   auto args = std::make_shared<AdminArgs>();
   addIpcOptions(*cmd, args->ipc);
   CLI::Option* node = nullptr;
+  CLI::Option* lifetime = nullptr;
   switch (action) {
     case AdminAction::kMove:
       node = cmd->add_option("node", args->node, "the node to move the services to")->required();
@@ -31,11 +34,19 @@ void addAdmin(CLI::App& parent, const char* name, const char* help, AdminAction 
       node = cmd->add_option("node", args->node, "the node (default: this one)");
       break;
     case AdminAction::kClear:
+    case AdminAction::kMaintenanceOn:
+    case AdminAction::kMaintenanceOff:
       break;
   }
-  cmd->callback([node, args, action, &global, exit_code] {
-    AdminCall call{action, std::nullopt};
+  if (action == AdminAction::kMove || action == AdminAction::kStandby) {
+    lifetime = cmd->add_option("--lifetime", args->lifetime,
+                               "end by itself after DURATION (1s to 7d, e.g. 30m); default: "
+                               "until cleared");
+  }
+  cmd->callback([node, lifetime, args, action, &global, exit_code] {
+    AdminCall call{action, std::nullopt, std::nullopt};
     if (node != nullptr && node->count() > 0) call.node = args->node;
+    if (lifetime != nullptr && lifetime->count() > 0) call.lifetime = args->lifetime;
     auto answer = runAdmin(call, [args](ipc::RequestId id, const nlohmann::json& body) {
       return callDaemon(args->ipc, id, body);
     });
@@ -62,6 +73,14 @@ void addAdminCommands(CLI::App& app, const GlobalOptions& global, int* exit_code
            AdminAction::kStandby, global, exit_code);
   addAdmin(*node, "online", "NODE (default: this one) takes part in the election again",
            AdminAction::kOnline, global, exit_code);
+  CLI::App* maintenance = app.add_subcommand(
+      "maintenance", "cluster wide: stop starting and stopping the services, keep monitoring");
+  maintenance->require_subcommand(1);
+  addAdmin(*maintenance, "on",
+           "no node takes over, releases or fails back, and a tandemd restart keeps what it holds",
+           AdminAction::kMaintenanceOn, global, exit_code);
+  addAdmin(*maintenance, "off", "the election decides again", AdminAction::kMaintenanceOff, global,
+           exit_code);
 }
 
 }  // namespace tandem::cli

@@ -160,15 +160,30 @@ std::string formatStatus(const json& status) {
                         {"Active:", active},
                         {"Quorum:", quorumOf(status)},
                         {"Epoch:", numberOf(status, "epoch")}};
+  auto left = [&status](const char* key) -> std::string {
+    auto it = status.find(key);
+    if (it == status.end() || !it->is_number_integer()) return "";
+    return "; ends in " + formatAge(it->get<int64_t>());
+  };
   if (auto move = status.find("move_target");
       move != status.end() && move->is_string() && !move->get<std::string>().empty()) {
-    head.push_back({"Move:", "to " + move->get<std::string>() + " (requested by an operator)"});
+    head.push_back({"Move:", "to " + move->get<std::string>() + " (requested by an operator" +
+                                 left("move_left_ms") + ")"});
+  }
+  if (std::string standby_left = left("standby_left_ms"); !standby_left.empty()) {
+    head.push_back({"Standby:", local_node + " (requested by an operator" + standby_left + ")"});
   }
   if (auto wait = status.find("failback_waiting");
       wait != status.end() && wait->is_string() && !wait->get<std::string>().empty()) {
     head.push_back({"Failback:", wait->get<std::string>()});
   }
-  return table(head) + "\n" + nodesSection(status, local_node) + resourcesSection(status) +
+  std::string banner;
+  if (auto m = status.find("maintenance"); m != status.end() && m->is_boolean() && m->get<bool>()) {
+    banner =
+        "*** MAINTENANCE MODE: no node starts or stops the services, whatever fails; "
+        "`tandem maintenance off` ends it ***\n\n";
+  }
+  return banner + table(head) + "\n" + nodesSection(status, local_node) + resourcesSection(status) +
          framesSection(status);
 }
 
