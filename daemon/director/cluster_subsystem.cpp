@@ -157,6 +157,20 @@ void ClusterSubsystem::registerCommands(resources::CommandTable& table) {
       return fail(ErrorCode::kInvalidArgument,
                   "\"" + target + "\" is not a [[node]] in " + config_->source);
     }
+    // A target that cannot take the services now would only leave a constraint behind that
+    // pulls them there later, unasked: refused, and nothing changes.
+    for (const election::NodeView& n : node_->status().nodes) {
+      if (n.name != target) continue;
+      std::string why;
+      if (n.role == "LOST" || n.role == "UNKNOWN") why = "its tandemd is not heard";
+      if (n.role == "FAULT") why = "it is FAULT";
+      if (n.standby || n.role == "STANDBY") why = "it is in standby (`tandem node online` first)";
+      if (why.empty() && n.health <= 0) why = "its health is 0";
+      if (!why.empty()) {
+        return fail(ErrorCode::kUnavailable,
+                    target + " cannot take the services now: " + why + "; nothing was changed");
+      }
+    }
     const std::optional<Millis> lifetime = lifetimeOf(parsed->lifetime_ms);
     platform_.logger().log(platform::LogLevel::kNotice,
                            "operator move target=" + target +

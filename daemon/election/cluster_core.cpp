@@ -131,6 +131,8 @@ Actions ClusterCore::onHeartbeat(Time now, const Heartbeat& hb) {
     move_generation_ = hb.move_generation;
     move_target_ = hb.move_target;
     move_until_.reset();
+    move_due_.reset();
+    if (!move_target_.empty()) move_due_ = now + moveTimeout();
     // What the sender had left, from now: within a heartbeat of its own end.
     if (!move_target_.empty() && hb.move_lifetime_ms > 0) {
       move_until_ = now + Millis(hb.move_lifetime_ms);
@@ -320,7 +322,9 @@ Actions ClusterCore::onMove(Time now, const std::string& target, uint64_t genera
   move_generation_ = generation;
   move_target_ = target;
   move_until_.reset();
+  move_due_.reset();
   if (!target.empty() && lifetime) move_until_ = now + *lifetime;
+  if (!target.empty()) move_due_ = now + moveTimeout();
   out.push_back({Action::Kind::kLog,
                  target.empty() ? std::string("move cleared")
                                 : "move requested target=" + target +
@@ -358,8 +362,19 @@ void ClusterCore::expireLifetimes(Time now, Actions& out) {
     out.push_back(
         {Action::Kind::kLog, "standby off node=" + config_.self + " (its lifetime ran out)"});
   }
+  if (move_due_ && activeView() == move_target_) move_due_.reset();  // it took them
+  if (move_due_ && now >= *move_due_) {
+    out.push_back(
+        {Action::Kind::kLog, "move failed target=" + move_target_ + " (not ACTIVE within " +
+                                 formatDuration(moveTimeout()) +
+                                 "; dropped, so it cannot pull the services there later)"});
+    move_due_.reset();
+    move_until_.reset();
+    move_target_.clear();
+  }
   if (move_until_ && now >= *move_until_) {
     move_until_.reset();
+    move_due_.reset();
     out.push_back({Action::Kind::kLog, "move ended target=" + move_target_ +
                                            " (its lifetime ran out; the election decides again)"});
     move_target_.clear();
@@ -744,6 +759,7 @@ std::optional<Time> ClusterCore::nextDeadline() const {
   }
   if (standby_until_) consider(*standby_until_);
   if (move_until_) consider(*move_until_);
+  if (move_due_) consider(*move_due_);
   if (quorumHeld()) consider(*quorum_lost_at_ + config_.quorum_hold);
   for (const auto& [name, p] : peers_) {
     if (!p.alive) continue;

@@ -125,6 +125,8 @@ class ClusterCore {
   // An operator's move (target empty: clear it). generation orders concurrent requests; the
   // shell passes the wall clock in ms. With a lifetime the move ends by itself on every node
   // (each heartbeat carries what is left of it); the election then decides as without it.
+  // A move whose target is not ACTIVE within moveTimeout() failed: every node drops it, so
+  // that no constraint is left to pull the services there later, unasked.
   Actions onMove(Time now, const std::string& target, uint64_t generation,
                  std::optional<Millis> lifetime = std::nullopt);
   // Maintenance mode, cluster wide and ordered by generation like a move: while it is on, no
@@ -144,6 +146,8 @@ class ClusterCore {
   Actions onReconfigure(Time now, CoreConfig config);
 
   Role role() const { return role_; }
+  // How long a move's target has to become ACTIVE: four dead times, at least 10 s.
+  Millis moveTimeout() const { return std::max(Millis(10000), 4 * config_.dead_time); }
   bool maintenance() const { return maintenance_; }
   Heartbeat heartbeat() const;               // what to send now
   std::optional<Time> nextDeadline() const;  // when onTick must run next
@@ -202,6 +206,7 @@ class ClusterCore {
   std::string move_target_;
   uint64_t move_generation_ = 0;
   std::optional<Time> move_until_;  // a move with a lifetime ends at
+  std::optional<Time> move_due_;    // the move's target must be ACTIVE by then, or it failed
   // A holder that vanished without releasing: a takeover from it needs the fence first.
   std::optional<std::string> lost_holder_;
   std::map<std::string, PeerState> peers_;

@@ -312,6 +312,38 @@ TEST_F(Cluster, APlannedMoveHandsOverWithoutTwoActive) {
   EXPECT_FALSE(holdsVip("a"));
 }
 
+TEST_F(Cluster, AMoveToANodeInStandbyIsRefusedAndLeavesNothing) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  ASSERT_TRUE(directors_["b"]->standby({"b", true, std::nullopt}));
+  run(1s);
+  auto moved = directors_["a"]->move({"b", std::nullopt});
+  ASSERT_FALSE(moved);
+  EXPECT_EQ(moved.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(moved.error().message,
+            "b cannot take the services now: it is in standby (`tandem node online` first); "
+            "nothing was changed");
+  EXPECT_EQ(directors_["a"]->status()["move_target"], "");
+  ASSERT_TRUE(directors_["b"]->standby({"b", false, std::nullopt}));
+  run(3s);
+  EXPECT_EQ(role("a"), Role::kActive) << "a refused move pulled the services";
+}
+
+TEST_F(Cluster, MaintenanceKeepsTheVipThroughACleanStop) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  ASSERT_TRUE(directors_["b"]->maintenance(true));
+  run(1s);
+  EXPECT_EQ(directors_["a"]->status()["maintenance"], true);
+  directors_["a"]->stop("SIGTERM");
+  EXPECT_TRUE(holdsVip("a")) << "a clean stop in maintenance handed over";
+  run(5s);
+  EXPECT_NE(role("b"), Role::kActive) << "b took over in maintenance";
+  EXPECT_FALSE(holdsVip("b"));
+}
+
 TEST_F(Cluster, StopHandsOverBeforeTheLoopEnds) {
   build(kPair);
   startAll();

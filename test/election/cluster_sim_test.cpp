@@ -570,6 +570,39 @@ TEST(ClusterSim, AMoveWithALifetimeEndsOnEveryNodeEvenIfItsAuthorIsGone) {
   EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
 }
 
+// Issue 13: "a move that fails leaves no constraint behind". Without the timeout, lb2 would
+// take the services the moment it is healthy again, long after the operator gave up.
+TEST(ClusterSim, AMoveWhoseTargetCannotTakeOverIsDroppedEverywhere) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.act("lb2", [](ClusterCore& core, Time when) { return core.onLocalHealth(when, 0, true); });
+  c.advance(1s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMove(when, "lb2", 1); });
+  c.advance(5s);
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).move_target, "lb2") << "dropped too early";
+  c.advance(6s);
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).move_target, "");
+  EXPECT_EQ(c.node("lb2").core->status(c.now()).move_target, "");
+  c.act("lb2", [](ClusterCore& core, Time when) { return core.onLocalHealth(when, 1000, true); });
+  c.advance(10s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1")) << "the failed move pulled the services later";
+  EXPECT_EQ(c.node("lb2").starts, 0);
+}
+
+TEST(ClusterSim, AMoveThatSucceededStaysInForce) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMove(when, "lb2", 1); });
+  c.advance(30s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb2"));
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).move_target, "lb2");
+  EXPECT_EQ(c.node("lb2").core->status(c.now()).move_target, "lb2");
+}
+
 TEST(ClusterSim, FlappingHealthMovesTheServiceWithoutEverDoublingIt) {
   SimCluster c({{"lb1", 200}, {"lb2", 150}, {"lb3", 100}}, {});
   c.start("lb1");
