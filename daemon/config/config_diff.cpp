@@ -169,21 +169,94 @@ void diffVips(const std::vector<Vip>& a, const std::vector<Vip>& b, Collector& c
   }
 }
 
-void diffVirtualServers(const std::vector<VirtualServer>& a, const std::vector<VirtualServer>& b,
-                        Collector& c) {
-  auto find = [](const std::vector<VirtualServer>& v, const std::string& name) {
-    return std::find_if(v.begin(), v.end(), [&](const VirtualServer& s) { return s.name == name; });
+// What a changed service's check does differently: the timers by value, the rest by name.
+void diffCheck(const std::string& where, const Check& a, const Check& b, Collector& c) {
+  if (a == b) return;
+  const std::string p = where + " check ";
+  constexpr std::string_view s = "virtual_servers";
+  c.compare(s, p + "type", a.type, b.type, checkTypeName);
+  c.compare(s, p + "interval", a.interval, b.interval, showDuration);
+  c.compare(s, p + "timeout", a.timeout, b.timeout, showDuration);
+  c.compare(s, p + "rise", a.rise, b.rise, showInt);
+  c.compare(s, p + "fall", a.fall, b.fall, showInt);
+  Check rest = a;
+  rest.type = b.type;
+  rest.interval = b.interval;
+  rest.timeout = b.timeout;
+  rest.rise = b.rise;
+  rest.fall = b.fall;
+  if (!(rest == b)) c.change(s, p + "probe settings changed (port, request or expectation)");
+}
+
+void diffRealServers(const VirtualServer& a, const VirtualServer& b, Collector& c) {
+  constexpr std::string_view s = "virtual_servers";
+  auto find = [](const std::vector<RealServer>& v, const Endpoint& e) {
+    return std::find_if(v.begin(), v.end(), [&](const RealServer& r) { return r.address == e; });
   };
-  for (const VirtualServer& s : b) {
-    auto old = find(a, s.name);
-    if (old == a.end()) {
-      c.change("virtual_servers", "added " + s.name);
-    } else if (!(*old == s)) {
-      c.change("virtual_servers", "changed " + s.name);
+  for (const RealServer& r : b.real_servers) {
+    const std::string where = b.name + ": real server " + r.address.toString();
+    auto old = find(a.real_servers, r.address);
+    if (old == a.real_servers.end()) {
+      c.change(s, where + " added, weight " + std::to_string(r.weight));
+      continue;
+    }
+    c.compare(s, where + " weight", old->weight, r.weight, showInt);
+    RealServer rest = *old;
+    rest.weight = r.weight;
+    rest.check = r.check;
+    if (!(rest == r)) c.change(s, where + " forwarding, thresholds or tunnel changed");
+    // A service-wide check change is said once, for the service.
+    if (a.check == b.check && !(old->check == r.check)) {
+      c.change(s, where + " check overrides changed");
     }
   }
-  for (const VirtualServer& s : a) {
-    if (find(b, s.name) == b.end()) c.change("virtual_servers", "removed " + s.name);
+  for (const RealServer& r : a.real_servers) {
+    if (find(b.real_servers, r.address) == b.real_servers.end()) {
+      c.change(s, a.name + ": real server " + r.address.toString() + " removed");
+    }
+  }
+}
+
+void diffVirtualServers(const std::vector<VirtualServer>& a, const std::vector<VirtualServer>& b,
+                        Collector& c) {
+  constexpr std::string_view s = "virtual_servers";
+  auto find = [](const std::vector<VirtualServer>& v, const std::string& name) {
+    return std::find_if(v.begin(), v.end(),
+                        [&](const VirtualServer& vs) { return vs.name == name; });
+  };
+  auto endpoint = [](const std::optional<Endpoint>& e) { return e ? e->toString() : "none"; };
+  for (const VirtualServer& vs : b) {
+    auto old = find(a, vs.name);
+    if (old == a.end()) {
+      c.change(
+          s, "added " + vs.name + " (" + std::to_string(vs.real_servers.size()) + " real servers)");
+      continue;
+    }
+    if (*old == vs) continue;
+    c.compare(s, vs.name + ": address", old->address, vs.address, endpoint);
+    c.compare(s, vs.name + ": scheduler", old->scheduler, vs.scheduler, quoted);
+    c.compare(s, vs.name + ": persistence_timeout", old->persistence_timeout,
+              vs.persistence_timeout, showDuration);
+    c.compare(s, vs.name + ": fallback", old->fallback, vs.fallback, endpoint);
+    c.compare(s, vs.name + ": slow_start", old->slow_start, vs.slow_start, showDuration);
+    diffCheck(vs.name + ":", old->check, vs.check, c);
+    diffRealServers(*old, vs, c);
+    VirtualServer rest = *old;
+    rest.address = vs.address;
+    rest.scheduler = vs.scheduler;
+    rest.persistence_timeout = vs.persistence_timeout;
+    rest.fallback = vs.fallback;
+    rest.slow_start = vs.slow_start;
+    rest.check = vs.check;
+    rest.real_servers = vs.real_servers;
+    if (!(rest == vs)) {
+      c.change(s, vs.name +
+                      ": service settings changed (fwmark, protocol, forwarding, flags, "
+                      "on_failure or notify)");
+    }
+  }
+  for (const VirtualServer& vs : a) {
+    if (find(b, vs.name) == b.end()) c.change(s, "removed " + vs.name);
   }
 }
 

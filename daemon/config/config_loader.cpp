@@ -1164,7 +1164,9 @@ class Loader {
 
 LoadResult loadConfigText(std::string_view text, const std::string& source,
                           const FileSystem& files) {
-  return Loader(source, files).run(text);
+  LoadResult out = Loader(source, files).run(text);
+  out.text = std::string(text);
+  return out;
 }
 
 LoadResult loadConfigFile(const std::string& path, const FileSystem& files) {

@@ -18,6 +18,7 @@ struct LoadResult {
   std::optional<Config> config;  // set only when there is no error
   Diagnostics diagnostics;
   std::set<std::string> known_keys;  // every "table.key" the loader understands and asked for
+  std::string text;                  // what was parsed, as read (for `tandem config show`)
 
   bool ok() const { return config.has_value(); }
 };

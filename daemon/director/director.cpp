@@ -69,6 +69,7 @@ Result<void> Director::start() {
                 options_.config_path + " has " + plural(static_cast<size_t>(errors), "error"));
   }
   config_ = std::move(loaded.config);
+  config_text_ = std::move(loaded.text);
   generation_ = 1;
   applyLogLevel();
 
@@ -231,6 +232,7 @@ void Director::reloadConfig() {
   }
   const config::Config running = std::move(*config_);
   config_ = std::move(next);
+  config_text_ = std::move(loaded.text);
   ++generation_;
   applyLogLevel();
   for (resources::Subsystem* s : parts()) s->configure(*config_, &running, diff);
@@ -321,17 +323,62 @@ Result<nlohmann::json> Director::maintenance(bool on) {
 
 Result<nlohmann::json> Director::clear() { return command("clear", nlohmann::json::object()); }
 
+namespace {
+
+nlohmann::json diffJson(const config::ReloadDiff& diff) {
+  nlohmann::json refused = nlohmann::json::array();
+  for (const auto& r : diff.refused) {
+    refused.push_back({{"key", r.key},
+                       {"running", r.running},
+                       {"next", r.next},
+                       {"why", r.why},
+                       {"message", r.format()}});
+  }
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& c : diff.changes) {
+    changes.push_back({{"section", c.section}, {"details", c.details}});
+  }
+  return {{"refused", std::move(refused)}, {"changes", std::move(changes)}};
+}
+
+}  // namespace
+
 Result<nlohmann::json> Director::reload() {
   uint64_t before = generation_;
   reloadConfig();
-  nlohmann::json j{{"generation", generation_}, {"accepted", generation_ != before}};
+  nlohmann::json j{{"file", options_.config_path},
+                   {"generation", generation_},
+                   {"accepted", generation_ != before}};
   if (last_reload_) {
     j["changed"] = last_reload_->changedSections();
-    nlohmann::json refused = nlohmann::json::array();
-    for (const auto& r : last_reload_->refused) refused.push_back(r.format());
-    j["refused"] = refused;
+    j.update(diffJson(*last_reload_));
   }
   return j;
+}
+
+Result<nlohmann::json> Director::configDiff() {
+  if (!config_) return fail(ErrorCode::kUnavailable, "tandemd has not loaded a config yet");
+  config::LoadResult loaded = config::loadConfigFile(options_.config_path, platform_.files());
+  if (!loaded.ok()) {
+    return fail(ErrorCode::kInvalidArgument,
+                options_.config_path + " does not load, so a reload would be refused:\n" +
+                    loaded.diagnostics.formatAll(10) + "`tandem config verify " +
+                    options_.config_path + "` lists every problem");
+  }
+  const config::ReloadDiff diff = config::diffReload(*config_, *loaded.config, options_.node_name);
+  nlohmann::json j{
+      {"file", options_.config_path}, {"generation", generation_}, {"accepted", diff.accepted()}};
+  j.update(diffJson(diff));
+  return j;
+}
+
+Result<nlohmann::json> Director::configShow() {
+  if (!config_) return fail(ErrorCode::kUnavailable, "tandemd has not loaded a config yet");
+  auto now = platform_.files().readFile(options_.config_path, config::kMaxConfigBytes);
+  return nlohmann::json{{"file", options_.config_path},
+                        {"generation", generation_},
+                        {"text", config_text_},
+                        {"file_changed", !now || *now != config_text_}};
 }
 
 Result<nlohmann::json> Director::ipvs() { return command("ipvs", nlohmann::json::object()); }

@@ -76,6 +76,8 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   Result<nlohmann::json> reload() override;
   Result<nlohmann::json> ipvs() override;
   Result<nlohmann::json> sync() override;
+  Result<nlohmann::json> configDiff() override;
+  Result<nlohmann::json> configShow() override;
 
  private:
   // resources::CommandTable
@@ -99,6 +101,7 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   platform::Platform& platform_;
   DirectorOptions options_;
   std::optional<config::Config> config_;
+  std::string config_text_;  // what config_ was read from
   uint64_t generation_ = 0;
   bool stopping_ = false;
   bool started_ = false;

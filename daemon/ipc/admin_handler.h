@@ -33,6 +33,14 @@ class AdminHandler {
   [[nodiscard]] virtual Result<nlohmann::json> ipvs() {
     return fail(ErrorCode::kUnavailable, "this tandemd does not manage IPVS");
   }
+  // What a reload would change (config-diff in protocol.h); nothing is applied.
+  [[nodiscard]] virtual Result<nlohmann::json> configDiff() {
+    return fail(ErrorCode::kUnavailable, "this tandemd cannot compare its config");
+  }
+  // The running config as read (config-show in protocol.h).
+  [[nodiscard]] virtual Result<nlohmann::json> configShow() {
+    return fail(ErrorCode::kUnavailable, "this tandemd cannot show its config");
+  }
   // The fields of the sync schema in protocol.h.
   [[nodiscard]] virtual Result<nlohmann::json> sync() {
     return fail(ErrorCode::kUnavailable, "this tandemd does not run connection sync");

@@ -171,6 +171,14 @@ json AdminService::dispatch(const Request& request) {
       if (!args) return errorBody(args.error());
       return fromResult(handler_.maintenance(args->on));
     }
+    case RequestId::kConfigDiff: {
+      if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
+      return fromResult(handler_.configDiff());
+    }
+    case RequestId::kConfigShow: {
+      if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
+      return fromResult(handler_.configShow());
+    }
     case RequestId::kDrain:
       return errorBody(
           Error{ErrorCode::kUnavailable, "drain is reserved and not implemented by this tandemd"});

@@ -184,13 +184,17 @@ std::string_view requestName(RequestId id) {
       return "sync";
     case RequestId::kMaintenance:
       return "maintenance";
+    case RequestId::kConfigDiff:
+      return "config-diff";
+    case RequestId::kConfigShow:
+      return "config-show";
   }
   return "unknown";
 }
 
 std::optional<RequestId> requestIdFromWire(int32_t raw) {
   if (raw < static_cast<int32_t>(RequestId::kStatus) ||
-      raw > static_cast<int32_t>(RequestId::kMaintenance)) {
+      raw > static_cast<int32_t>(RequestId::kConfigShow)) {
     return std::nullopt;
   }
   return static_cast<RequestId>(raw);
@@ -239,8 +243,8 @@ Result<Request> decodeRequest(std::span<const uint8_t> bytes) {
   if (!id) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown request id " + std::to_string(header.id) +
-                    " (this tandemd knows 1 to 9: status, standby, move, clear, reload, drain, "
-                    "ipvs, sync, maintenance); "
+                    " (this tandemd knows 1 to 11: status, standby, move, clear, reload, drain, "
+                    "ipvs, sync, maintenance, config-diff, config-show); "
                     "is tandem newer than tandemd?");
   }
   auto body = parseBody(bytes.subspan(kRequestHeaderSize), "request");

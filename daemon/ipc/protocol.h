@@ -41,6 +41,10 @@
 //   7 ipvs     {}                            read-only, like status: the IPVS table
 //   8 sync     {}                            read-only, like status: connection sync
 //   9 maintenance {"on": BOOL}               cluster wide: no node starts or stops resources
+//  10 config-diff {}    what a reload of the file would change, changing nothing; root or
+//                       control.group (it reads the file as tandemd)
+//  11 config-show {}    the running config as it was read, and whether the file differs now;
+//                       root or control.group, as config-diff
 // A "lifetime_ms" is an integer from kMinLifetimeMs to kMaxLifetimeMs.
 // A request over kMaxRequestSize (4 KiB) is refused before its body is read, and a change is
 // authorised from the header's id before the body is parsed: what an unprivileged user sends
@@ -105,6 +109,18 @@
 //       "active_conns", "inactive_conns", "persistent_conns": unsigned
 //       "conns", "cps", "in_pps", "out_pps", "in_bps", "out_bps": unsigned }] }]
 // A tandemd with no [[virtual_server]], or on a kernel without IPVS, answers "unavailable".
+//
+// The config-diff response (besides "ok": true), and the reload response with the same fields
+// for what was applied:
+//   "file": string;  "generation": unsigned, the running config's (reload: after it)
+//   "accepted": bool, a reload applies it (false: "refused" says why, and nothing changes)
+//   "refused": [{"key", "running", "next", "why", "message"}], keys that cannot change live
+//   "changes": [{"section": string, "details": [string]}], in the order a reload applies them
+//              (cluster, nodes, vips, virtual_servers, sync, ipvs, control, daemon); keys
+//              appear by id only. Empty: the file says what is running.
+// A file that does not load fails with invalid-argument, its first diagnostics in the message.
+// The config-show response: "file", "generation", "text" (the running config as it was read)
+// and "file_changed": bool, the file now differs from it (`tandem config diff` says how).
 // New fields may be added; readers ignore what they do not know.
 namespace tandem::ipc {
 
@@ -134,12 +150,15 @@ enum class RequestId : int32_t {
   kIpvs = 7,
   kSync = 8,
   kMaintenance = 9,
+  kConfigDiff = 10,
+  kConfigShow = 11,
 };
 
 // "status", "standby", ... for messages and logs.
 std::string_view requestName(RequestId id);
 std::optional<RequestId> requestIdFromWire(int32_t raw);
-// Everything but status and ipvs changes the cluster and needs root or control.group.
+// Everything but status, ipvs and sync changes the cluster or reads the config file, and needs
+// root or control.group; each is audited.
 bool isMutating(RequestId id);
 
 using Bytes = std::vector<uint8_t>;

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/golden_file.h"
 #include "director/fake_platform.h"
+#include "format_config.h"
 #include "wire/frame.h"
 
 namespace tandem::director {
@@ -900,6 +902,90 @@ TEST_F(Cluster, AReloadWithAMissingKeyFileIsRefusedBeforeAnythingChanges) {
   EXPECT_EQ(directors_["a"]->generation(), 1u);
   EXPECT_FALSE(holdsVip("a", "198.51.100.60/32"));
   EXPECT_EQ(role("b"), Role::kBackup) << "a still signs with key 1, which b trusts";
+}
+
+// `tandem config diff|reload|show` against a whole director (issue 13): what it prints, as text
+// and as JSON, in test/cli/golden/config/NAME.txt (TANDEM_UPDATE_GOLDEN=1 rewrites them).
+std::string rendered(cli::CommandOutput (*render)(const Result<nlohmann::json>&, bool),
+                     const Result<nlohmann::json>& answer) {
+  std::string out;
+  for (bool json : {false, true}) {
+    // As the admin channel sends it: {"ok": true} and the handler's fields.
+    Result<nlohmann::json> wire = answer;
+    if (answer) wire = ipc::okBody(*answer);
+    cli::CommandOutput o = render(wire, json);
+    out += std::string(json ? "=== --json" : "=== text") +
+           "\nexit: " + std::to_string(o.exit_code) + "\n--- stdout\n" + o.out + "--- stderr\n" +
+           o.err;
+  }
+  return out;
+}
+
+void expectConfigGolden(const std::string& name, const std::string& got) {
+  cli::testing::expectGoldenText(got, std::string(GOLDEN_DIR) + "/config/" + name + ".txt");
+}
+
+TEST_F(Cluster, ConfigDiffShowsWhatAReloadWouldChangeAndChangesNothing) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  Conf next = conf_;
+  next.vips.push_back("198.51.100.51/32");
+  next.keys = {1, 2};
+  next.real_servers.push_back("203.0.113.12:80");
+  next.check = "type = \"tcp\"\ninterval = \"2s\"\n";
+  next.failback = "auto";
+  writeConf("a", next);
+  auto diff = directors_["a"]->configDiff();
+  ASSERT_TRUE(diff) << diff.error().message;
+  expectConfigGolden("diff-changes", rendered(cli::renderConfigDiff, diff));
+  run(1s);
+  EXPECT_FALSE(holdsVip("a", "198.51.100.51/32")) << "a diff applied something";
+  EXPECT_EQ(directors_["a"]->generation(), 1u);
+
+  auto reloaded = directors_["a"]->reload();
+  ASSERT_TRUE(reloaded) << reloaded.error().message;
+  expectConfigGolden("reload-applied", rendered(cli::renderReload, reloaded));
+  EXPECT_EQ((*reloaded)["changes"], (*diff)["changes"]) << "the reload applied the diff, no more";
+  run(1s);
+  EXPECT_TRUE(holdsVip("a", "198.51.100.51/32"));
+  expectConfigGolden("diff-nothing",
+                     rendered(cli::renderConfigDiff, directors_["a"]->configDiff()));
+}
+
+TEST_F(Cluster, ConfigDiffOfAKeyThatCannotChangeLiveSaysTheReloadWouldBeRefused) {
+  build(kPair);
+  startAll();
+  Conf next = conf_;
+  next.group = "other";
+  writeConf("a", next);
+  auto diff = directors_["a"]->configDiff();
+  ASSERT_TRUE(diff) << diff.error().message;
+  expectConfigGolden("diff-refused", rendered(cli::renderConfigDiff, diff));
+  expectConfigGolden("reload-refused", rendered(cli::renderReload, directors_["a"]->reload()));
+  EXPECT_EQ(directors_["a"]->generation(), 1u);
+}
+
+TEST_F(Cluster, ConfigDiffOfAFileThatDoesNotLoadNamesTheLine) {
+  build(kPair);
+  startAll();
+  platforms_["a"]->fileSystem().write(kPath, conf_.text() + "[cluster]\nname = 7\n");
+  expectConfigGolden("diff-invalid",
+                     rendered(cli::renderConfigDiff, directors_["a"]->configDiff()));
+}
+
+TEST_F(Cluster, ConfigShowIsTheRunningConfigAndSaysWhenTheFileChanged) {
+  build(kPair);
+  startAll();
+  auto shown = directors_["a"]->configShow();
+  ASSERT_TRUE(shown);
+  EXPECT_EQ((*shown)["text"], conf_.text());
+  EXPECT_EQ((*shown)["file_changed"], false);
+  Conf next = conf_;
+  next.failback = "auto";
+  writeConf("a", next);
+  expectConfigGolden("show-file-changed",
+                     rendered(cli::renderConfigShow, directors_["a"]->configShow()));
 }
 
 }  // namespace

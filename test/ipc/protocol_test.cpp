@@ -270,7 +270,7 @@ TEST(ProtocolTest, IpvsRequestIsSevenAndRoundTrips) {
   EXPECT_EQ(static_cast<int32_t>(RequestId::kIpvs), 7);
   EXPECT_EQ(requestName(RequestId::kIpvs), "ipvs");
   EXPECT_EQ(requestIdFromWire(7), RequestId::kIpvs);
-  EXPECT_EQ(requestIdFromWire(10), std::nullopt);
+  EXPECT_EQ(requestIdFromWire(12), std::nullopt);
   auto bytes = encodeRequest(RequestId::kIpvs, json::object());
   ASSERT_TRUE(bytes.has_value());
   auto back = decodeRequest(*bytes);
@@ -302,9 +302,18 @@ TEST(ProtocolTest, IpvsTakesNoFields) {
 }
 
 TEST(ProtocolTest, AnUnknownIdNamesEveryRequestThisTandemdKnows) {
-  std::string e = decodeError(request(10, "{}"));
-  EXPECT_NE(e.find("1 to 9"), std::string::npos) << e;
-  EXPECT_NE(e.find("ipvs, sync, maintenance"), std::string::npos) << e;
+  std::string e = decodeError(request(12, "{}"));
+  EXPECT_NE(e.find("1 to 11"), std::string::npos) << e;
+  EXPECT_NE(e.find("ipvs, sync, maintenance, config-diff, config-show"), std::string::npos) << e;
+}
+
+TEST(ProtocolTest, TheConfigRequestsAreTenAndElevenNeedAdminAndTakeNoFields) {
+  EXPECT_EQ(requestIdFromWire(10), RequestId::kConfigDiff);
+  EXPECT_EQ(requestIdFromWire(11), RequestId::kConfigShow);
+  EXPECT_EQ(requestName(RequestId::kConfigDiff), "config-diff");
+  EXPECT_TRUE(isMutating(RequestId::kConfigDiff)) << "it reads the config file as tandemd";
+  EXPECT_TRUE(isMutating(RequestId::kConfigShow));
+  EXPECT_FALSE(parseNoArgs(RequestId::kConfigShow, json{{"file", "/etc/shadow"}}));
 }
 
 TEST(ProtocolTest, MaintenanceIsNineAChangeAndNeedsOn) {

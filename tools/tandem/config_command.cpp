@@ -3,6 +3,8 @@
 
 #include "commands.h"
 #include "config/config_loader.h"
+#include "format_config.h"
+#include "ipc_client.h"
 
 namespace tandem::cli {
 
@@ -53,6 +55,31 @@ void addConfigCommands(CLI::App& app, const GlobalOptions& global, int* exit_cod
   auto path = std::make_shared<std::string>(std::string(config::kDefaultConfigPath));
   v->add_option("file", *path, "the config file")->capture_default_str();
   v->callback([path, &global, exit_code] { *exit_code = verify(*path, global); });
+
+  using Render = CommandOutput (*)(const Result<nlohmann::json>&, bool);
+  auto daemonCommand = [&global, exit_code, cfg](const char* name, const char* help,
+                                                 ipc::RequestId id, Render render) {
+    CLI::App* c = cfg->add_subcommand(name, help);
+    auto options = std::make_shared<IpcOptions>();
+    addIpcOptions(*c, *options);
+    c->callback([options, id, render, &global, exit_code] {
+      CommandOutput output =
+          render(callDaemon(*options, id, nlohmann::json::object()), global.json);
+      std::cout << output.out << std::flush;
+      std::cerr << output.err;
+      *exit_code = output.exit_code;
+    });
+  };
+  daemonCommand("diff",
+                "what a reload of tandemd's config file would change (the kernel table, the "
+                "VIPs, the checks, keys by id), changing nothing; exit 1 if it would be refused",
+                ipc::RequestId::kConfigDiff, renderConfigDiff);
+  daemonCommand("reload",
+                "apply the config file's changes, and only those (as SIGHUP does); exit 1 if "
+                "refused, with nothing changed",
+                ipc::RequestId::kReload, renderReload);
+  daemonCommand("show", "the running config, as tandemd read it", ipc::RequestId::kConfigShow,
+                renderConfigShow);
 }
 
 }  // namespace tandem::cli
