@@ -90,6 +90,7 @@ class ClusterNode final : public corosync::GroupBusListener {
   // Cluster wide (ClusterCore::onMaintenance); kept in state_dir/maintenance for a restart.
   void setMaintenance(bool on);
   bool maintenance() const { return core_.maintenance(); }
+  const std::string& lastReason() const { return core_.lastReason(); }
   void clearFailures();
   // The share of healthy real servers this director's checks see, per mille (1000 without
   // checks; election::kHealthNoRealServer when none is up): the Health it advertises.

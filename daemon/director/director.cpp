@@ -71,6 +71,8 @@ Result<void> Director::start() {
   config_ = std::move(loaded.config);
   config_text_ = std::move(loaded.text);
   generation_ = 1;
+  if (options_.with_cluster) loadHistory();
+  record({0, "start", "tandemd started", "", std::nullopt});
   applyLogLevel();
 
   const std::pair<loop::Signal, std::function<void()>> handlers[] = {
@@ -90,6 +92,11 @@ Result<void> Director::start() {
     SubsystemLinks links;
     links.service_health = [this](int permille) { cluster_->setServiceHealth(permille); };
     links.sync_state = [this](const SyncReport& sync) { cluster_->setSyncState(sync); };
+    links.health_event = [this](const resources::health::HealthEvent& e) {
+      record({e.at_ms, "real-server",
+              e.virtual_server + " " + e.real_server.toString() + (e.up ? " up" : " down"),
+              e.check + ": " + e.reason, std::nullopt});
+    };
     subsystems_ = buildSubsystems(platform_, options_.node_name, std::move(links));
   }
   Result<void> prepared = prepareAll(nullptr);
@@ -172,6 +179,75 @@ void Director::applyHeld() {
 
 void Director::onRole(election::Role role) {
   for (auto& s : subsystems_) s->onRole(role);
+  const std::string reason = clusterNode() ? clusterNode()->lastReason() : "";
+  record(
+      {0, "role",
+       std::string(election::roleName(last_role_)) + " -> " + std::string(election::roleName(role)),
+       reason, std::nullopt});
+  const loop::MonoTime now = platform_.dispatcher().now();
+  if (role == election::Role::kTakingOver) taking_over_since_ = now;
+  // Out of INIT it is a resume, not a takeover. A takeover whose resources answered at once
+  // reports no TAKING_OVER of its own: it took 0 ms.
+  if (role == election::Role::kActive && last_role_ != election::Role::kInit) {
+    const auto took = taking_over_since_
+                          ? std::chrono::duration_cast<Millis>(now - *taking_over_since_)
+                          : Millis(0);
+    record({0, "takeover", "took over the services", reason, took.count()});
+  }
+  if (role != election::Role::kTakingOver) taking_over_since_.reset();
+  last_role_ = role;
+}
+
+void Director::record(HistoryEntry entry) {
+  if (entry.at_ms == 0) entry.at_ms = platform_.wallClockMs();
+  history_.add(std::move(entry));
+  if (!config_) return;
+  if (!history_timer_) {
+    history_timer_ = platform_.dispatcher().createTimer([this] { persistHistory(); });
+  }
+  // A burst (a storm of real-server transitions) costs one write a second.
+  if (!history_timer_->armed()) history_timer_->arm(Millis(1000));
+}
+
+void Director::loadHistory() {
+  const std::string path = config_->daemon.state_dir + "/history";
+  auto text = platform_.stateFiles().read(path);
+  if (!text) {
+    platform_.logger().log(LogLevel::kWarning,
+                           "history not read, starting a new one: " + text.error().message);
+    return;
+  }
+  if (!*text) return;
+  size_t skipped = 0;
+  History kept = History::parse(**text, History::kDefaultCapacity, &skipped);
+  for (const HistoryEntry& e : history_.entries()) kept.add(e);  // what this run already saw
+  history_ = std::move(kept);
+  if (skipped > 0) {
+    platform_.logger().log(LogLevel::kWarning, path + ": skipped " + plural(skipped, "line") +
+                                                   " that are not history entries");
+  }
+}
+
+void Director::persistHistory() {
+  if (!config_) return;
+  const std::string path = config_->daemon.state_dir + "/history";
+  if (auto w = platform_.stateFiles().write(path, history_.serialize()); !w) {
+    platform_.logger().log(LogLevel::kWarning, "cannot keep the history: " + w.error().message);
+  }
+}
+
+Result<nlohmann::json> Director::history(uint64_t since_ms) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const HistoryEntry& e : history_.since(since_ms)) entries.push_back(toJson(e));
+  return nlohmann::json{{"node", options_.node_name},
+                        {"capacity", History::kDefaultCapacity},
+                        {"entries", std::move(entries)}};
+}
+
+void Director::audited(const std::string& request, const std::string& who, const std::string& body,
+                       const std::string& result) {
+  if (request == "config-diff" || request == "config-show") return;  // reads
+  record({0, "admin", request + " " + body, who + " result=" + result, std::nullopt});
 }
 
 void Director::refuseReload(const std::string& why, size_t errors) {
@@ -287,6 +363,10 @@ void Director::stop(const std::string& why) {
 }
 
 void Director::finishStop() {
+  if (history_timer_ && history_timer_->armed()) {
+    history_timer_->cancel();
+    persistHistory();
+  }
   if (watchdog_timer_) watchdog_timer_->cancel();
   platform_.dispatcher().stop();
 }

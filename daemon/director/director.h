@@ -13,6 +13,7 @@
 #include "config/diagnostics.h"
 #include "core/subsystem.h"
 #include "director/cluster_subsystem.h"
+#include "director/history.h"
 #include "ipc/admin_handler.h"
 #include "platform/platform.h"
 
@@ -78,6 +79,10 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   Result<nlohmann::json> sync() override;
   Result<nlohmann::json> configDiff() override;
   Result<nlohmann::json> configShow() override;
+  Result<nlohmann::json> history(uint64_t since_ms) override;
+  void audited(const std::string& request, const std::string& who, const std::string& body,
+               const std::string& result) override;
+  const History& historyLog() const { return history_; }
 
  private:
   // resources::CommandTable
@@ -91,6 +96,10 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   void onRole(election::Role role);
   void applyHeld();
   void finishStop();
+  // Adds to the history (stamped now) and writes it out within a second.
+  void record(HistoryEntry entry);
+  void loadHistory();
+  void persistHistory();
   void pingWatchdog();
   void logDiagnostics(const config::Diagnostics& diagnostics);
   void applyLogLevel();
@@ -115,6 +124,10 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   std::unique_ptr<platform::AdminServer> admin_;
   std::optional<config::ReloadDiff> last_reload_;
   std::unique_ptr<loop::Timer> stop_timer_;
+  History history_;
+  std::unique_ptr<loop::Timer> history_timer_;  // armed while entries wait to be written
+  election::Role last_role_ = election::Role::kInit;
+  std::optional<loop::MonoTime> taking_over_since_;
   loop::MonoTime stop_deadline_{};
 };
 

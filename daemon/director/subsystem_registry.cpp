@@ -35,9 +35,10 @@ std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std:
 }
 
 // Health on every director; what it finds goes to IPVS (weights, removal, the fallback).
-std::unique_ptr<resources::Subsystem> makeHealth(platform::Platform& p, const std::string& self,
-                                                 resources::ipvs::IpvsSubsystem* ipvs,
-                                                 std::function<void(int)> service_health) {
+std::unique_ptr<resources::Subsystem> makeHealth(
+    platform::Platform& p, const std::string& self, resources::ipvs::IpvsSubsystem* ipvs,
+    std::function<void(int)> service_health,
+    std::function<void(const resources::health::HealthEvent&)> on_event) {
   resources::health::HealthDeps deps{
       p.dispatcher(),
       [&p](config::CheckType type) { return p.makeChecker(type); },
@@ -49,7 +50,8 @@ std::unique_ptr<resources::Subsystem> makeHealth(platform::Platform& p, const st
       },
       std::move(service_health),
       &p.children(),
-      self};
+      self,
+      std::move(on_event)};
   return std::make_unique<resources::health::HealthSubsystem>(std::move(deps));
 }
 
@@ -80,7 +82,8 @@ std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Pla
   std::vector<std::unique_ptr<resources::Subsystem>> out;
   // IPVS first: the table is ready on every director before an election makes it ACTIVE.
   auto ipvs = makeIpvs(platform, self);
-  auto health = makeHealth(platform, self, ipvs.get(), std::move(links.service_health));
+  auto health = makeHealth(platform, self, ipvs.get(), std::move(links.service_health),
+                           std::move(links.health_event));
   auto sync = makeSync(platform, self, ipvs.get(), std::move(links.sync_state));
   out.push_back(std::move(ipvs));
   out.push_back(std::move(health));

@@ -7,6 +7,7 @@
 
 #include "common/sync_report.h"
 #include "core/subsystem.h"
+#include "health/health_subsystem.h"
 #include "platform/platform.h"
 
 // The parts of a director besides the cluster, in the order they are configured and asked for
@@ -20,6 +21,8 @@ struct SubsystemLinks {
   std::function<void(int permille)> service_health;
   // Connection sync on this director after each pass (ClusterNode::setSyncState).
   std::function<void(const SyncReport&)> sync_state;
+  // A real server went up or down (the history).
+  std::function<void(const resources::health::HealthEvent&)> health_event;
 };
 
 std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Platform& platform,

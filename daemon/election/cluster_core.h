@@ -149,6 +149,8 @@ class ClusterCore {
   // How long a move's target has to become ACTIVE: four dead times, at least 10 s.
   Millis moveTimeout() const { return std::max(Millis(10000), 4 * config_.dead_time); }
   bool maintenance() const { return maintenance_; }
+  // Why the last role change happened ("failback to the preferred node (winner lb1)").
+  const std::string& lastReason() const { return last_reason_; }
   Heartbeat heartbeat() const;               // what to send now
   std::optional<Time> nextDeadline() const;  // when onTick must run next
   CoreStatus status(Time now) const;

@@ -41,6 +41,21 @@ class AdminHandler {
   [[nodiscard]] virtual Result<nlohmann::json> configShow() {
     return fail(ErrorCode::kUnavailable, "this tandemd cannot show its config");
   }
+  // The history (history in protocol.h): what happened at or after since_ms (wall clock).
+  [[nodiscard]] virtual Result<nlohmann::json> history(uint64_t since_ms) {
+    (void)since_ms;
+    return fail(ErrorCode::kUnavailable, "this tandemd keeps no history");
+  }
+  // Told after each request of root or control.group that is not a plain read, with who asked
+  // ("uid=0 pid=4242"), the body and the result ("ok" or the error): the admin actions of the
+  // history. The audit log line has already been written.
+  virtual void audited(const std::string& request, const std::string& who, const std::string& body,
+                       const std::string& result) {
+    (void)request;
+    (void)who;
+    (void)body;
+    (void)result;
+  }
   // The fields of the sync schema in protocol.h.
   [[nodiscard]] virtual Result<nlohmann::json> sync() {
     return fail(ErrorCode::kUnavailable, "this tandemd does not run connection sync");

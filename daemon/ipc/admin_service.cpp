@@ -114,9 +114,11 @@ json AdminService::answer(const Request& request, Peer& peer) {
       ++counters_.changes;
       // Who changed the cluster, how, and what came of it.
       auto error = body.find("error");
+      const std::string result =
+          error == body.end() ? std::string("ok") : "\"" + error->get<std::string>() + "\"";
       audit("admin request request=" + name + " " + who(peer) + " body=" + shortDump(request.body) +
-            " result=" +
-            (error == body.end() ? std::string("ok") : "\"" + error->get<std::string>() + "\""));
+            " result=" + result);
+      handler_.audited(name, who(peer), shortDump(request.body), result);
     }
     return body;
   } catch (const std::exception& e) {
@@ -178,6 +180,11 @@ json AdminService::dispatch(const Request& request) {
     case RequestId::kConfigShow: {
       if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
       return fromResult(handler_.configShow());
+    }
+    case RequestId::kHistory: {
+      auto since = parseHistoryArgs(request.body);
+      if (!since) return errorBody(since.error());
+      return fromResult(handler_.history(*since));
     }
     case RequestId::kDrain:
       return errorBody(

@@ -188,20 +188,23 @@ std::string_view requestName(RequestId id) {
       return "config-diff";
     case RequestId::kConfigShow:
       return "config-show";
+    case RequestId::kHistory:
+      return "history";
   }
   return "unknown";
 }
 
 std::optional<RequestId> requestIdFromWire(int32_t raw) {
   if (raw < static_cast<int32_t>(RequestId::kStatus) ||
-      raw > static_cast<int32_t>(RequestId::kConfigShow)) {
+      raw > static_cast<int32_t>(RequestId::kHistory)) {
     return std::nullopt;
   }
   return static_cast<RequestId>(raw);
 }
 
 bool isMutating(RequestId id) {
-  return id != RequestId::kStatus && id != RequestId::kIpvs && id != RequestId::kSync;
+  return id != RequestId::kStatus && id != RequestId::kIpvs && id != RequestId::kSync &&
+         id != RequestId::kHistory;
 }
 
 Result<Bytes> encodeRequest(RequestId id, const json& body) {
@@ -243,8 +246,8 @@ Result<Request> decodeRequest(std::span<const uint8_t> bytes) {
   if (!id) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown request id " + std::to_string(header.id) +
-                    " (this tandemd knows 1 to 11: status, standby, move, clear, reload, drain, "
-                    "ipvs, sync, maintenance, config-diff, config-show); "
+                    " (this tandemd knows 1 to 12: status, standby, move, clear, reload, drain, "
+                    "ipvs, sync, maintenance, config-diff, config-show, history); "
                     "is tandem newer than tandemd?");
   }
   auto body = parseBody(bytes.subspan(kRequestHeaderSize), "request");
@@ -394,6 +397,19 @@ Result<MoveArgs> parseMoveArgs(const json& body) {
   auto lifetime = lifetimeField(RequestId::kMove, body);
   if (!lifetime) return fail(lifetime.error());
   return MoveArgs{std::move(*target), *lifetime};
+}
+
+Result<uint64_t> parseHistoryArgs(const json& body) {
+  if (auto ok = checkFields(RequestId::kHistory, body, {"since_ms"}); !ok) return fail(ok.error());
+  auto it = body.find("since_ms");
+  if (it == body.end()) return uint64_t{0};
+  if (!it->is_number_unsigned()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "\"since_ms\" in the history request must be a wall-clock time in ms since the "
+                "epoch (an unsigned integer), not " +
+                    it->dump());
+  }
+  return it->get<uint64_t>();
 }
 
 Result<MaintenanceArgs> parseMaintenanceArgs(const json& body) {

@@ -45,6 +45,7 @@
 //                       control.group (it reads the file as tandemd)
 //  11 config-show {}    the running config as it was read, and whether the file differs now;
 //                       root or control.group, as config-diff
+//  12 history {"since_ms": UNSIGNED, optional}  read-only: what happened (below)
 // A "lifetime_ms" is an integer from kMinLifetimeMs to kMaxLifetimeMs.
 // A request over kMaxRequestSize (4 KiB) is refused before its body is read, and a change is
 // authorised from the header's id before the body is parsed: what an unprivileged user sends
@@ -121,6 +122,12 @@
 // A file that does not load fails with invalid-argument, its first diagnostics in the message.
 // The config-show response: "file", "generation", "text" (the running config as it was read)
 // and "file_changed": bool, the file now differs from it (`tandem config diff` says how).
+//
+// The history response: "node": string, "capacity": unsigned (the oldest go beyond it), and
+// "entries": [{"at_ms": unsigned (wall clock), "kind": "start" | "role" | "takeover" |
+// "real-server" | "admin", "what": string, "reason": string ("" when none), "duration_ms":
+// int or null (a takeover's, TAKING_OVER to ACTIVE)}], oldest first, those at or after
+// since_ms. Kept in STATE_DIR/history across restarts of tandemd.
 // New fields may be added; readers ignore what they do not know.
 namespace tandem::ipc {
 
@@ -152,6 +159,7 @@ enum class RequestId : int32_t {
   kMaintenance = 9,
   kConfigDiff = 10,
   kConfigShow = 11,
+  kHistory = 12,
 };
 
 // "status", "standby", ... for messages and logs.
@@ -214,6 +222,8 @@ nlohmann::json maintenanceBody(const MaintenanceArgs& args);
 [[nodiscard]] Result<StandbyArgs> parseStandbyArgs(const nlohmann::json& body);
 [[nodiscard]] Result<MoveArgs> parseMoveArgs(const nlohmann::json& body);
 [[nodiscard]] Result<MaintenanceArgs> parseMaintenanceArgs(const nlohmann::json& body);
+// {"since_ms": N} or {}: 0 when absent (everything kept).
+[[nodiscard]] Result<uint64_t> parseHistoryArgs(const nlohmann::json& body);
 // status, clear, reload, drain and ipvs take no fields.
 [[nodiscard]] Result<void> parseNoArgs(RequestId id, const nlohmann::json& body);
 

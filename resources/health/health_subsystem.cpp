@@ -217,6 +217,7 @@ void HealthSubsystem::onResult(Monitor& m, ProbeResult r) {
             " rs=" + m.target.address.toString() + " check=" + check + " reason=\"" + r.reason +
             "\" after=\"" + rise_fall + "\"");
     history_.push_back(HealthEvent{m.last_at_ms, vs, m.target.address, up, check, r.reason});
+    if (deps_.on_event) deps_.on_event(history_.back());
     while (history_.size() > kHistory) history_.pop_front();
     m.ramping = up && m.slow_start > Millis(0);
     if (m.ramping) {

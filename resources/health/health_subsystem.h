@@ -34,6 +34,16 @@ using HealthChanged =
     std::function<void(const std::string& virtual_server, const Endpoint& real_server, bool up,
                        std::optional<int> weight)>;
 
+// One change of a real server's state, kept in a bounded history.
+struct HealthEvent {
+  uint64_t at_ms = 0;  // wall clock
+  std::string virtual_server;
+  Endpoint real_server;
+  bool up = false;
+  std::string check;   // "tcp"
+  std::string reason;  // the result that decided it
+};
+
 struct HealthDeps {
   loop::Dispatcher& dispatcher;
   MakeChecker make_checker;
@@ -44,18 +54,9 @@ struct HealthDeps {
   // The share of checked real servers that are up, per mille, whenever it changes: 1000 with
   // no checks, election::kHealthNoRealServer (1) when none is up. May be unset.
   std::function<void(int permille)> on_share;
-  process::ChildRunner* children = nullptr;  // for notify commands; null: none run
-  std::string node;                          // this director, for the notify environment
-};
-
-// One change of a real server's state, kept in a bounded history.
-struct HealthEvent {
-  uint64_t at_ms = 0;  // wall clock
-  std::string virtual_server;
-  Endpoint real_server;
-  bool up = false;
-  std::string check;   // "tcp"
-  std::string reason;  // the result that decided it
+  process::ChildRunner* children = nullptr;          // for notify commands; null: none run
+  std::string node;                                  // this director, for the notify environment
+  std::function<void(const HealthEvent&)> on_event;  // each transition; may be unset
 };
 
 class HealthSubsystem final : public Subsystem {

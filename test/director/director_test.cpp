@@ -16,6 +16,7 @@
 #include "cli/golden_file.h"
 #include "director/fake_platform.h"
 #include "format_config.h"
+#include "format_history.h"
 #include "wire/frame.h"
 
 namespace tandem::director {
@@ -986,6 +987,52 @@ TEST_F(Cluster, ConfigShowIsTheRunningConfigAndSaysWhenTheFileChanged) {
   writeConf("a", next);
   expectConfigGolden("show-file-changed",
                      rendered(cli::renderConfigShow, directors_["a"]->configShow()));
+}
+
+// `tandem history` (issue 13): role changes with their reason, the takeover with its duration
+// and an admin action, kept across a restart of tandemd (test/cli/golden/history).
+TEST_F(Cluster, HistoryTellsTheTakeoverAndSurvivesARestartOfTandemd) {
+  setenv("TZ", "UTC", 1);
+  tzset();
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  kill("a");
+  ASSERT_TRUE(runUntil(3s, [&] { return role("b") == Role::kActive; }));
+  // What the admin channel reports after it carried out a request (AdminService::answer).
+  ASSERT_TRUE(directors_["b"]->clear());
+  directors_["b"]->audited("clear", "uid=0 pid=4242", "{}", "ok");
+  run(2s);  // written within a second
+  kill("b");
+  start("b");
+  ASSERT_TRUE(runUntil(3s, [&] { return role("b") == Role::kActive; }));
+  auto h = directors_["b"]->history(0);
+  ASSERT_TRUE(h);
+  std::vector<std::string> kinds;
+  for (const auto& e : (*h)["entries"]) kinds.push_back(e["kind"]);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"start", "role", "role", "takeover", "admin", "start",
+                                             "role"}))
+      << "the second run's entries follow the first's, read back from STATE_DIR/history";
+  const auto& takeover = (*h)["entries"][3];
+  EXPECT_EQ(takeover["duration_ms"], 0) << "the fake resources answer at once";
+  cli::testing::expectGoldenText(rendered(cli::renderHistory, h),
+                                 std::string(GOLDEN_DIR) + "/history/restart.txt");
+  // --since: only what came at or after it.
+  const uint64_t last = (*h)["entries"].back()["at_ms"];
+  EXPECT_EQ((*directors_["b"]->history(last))["entries"].size(), 1u);
+}
+
+TEST(History, KeepsTheNewestUpToItsCapacityAndSkipsLinesThatAreNoEntries) {
+  History h(3);
+  for (uint64_t i = 1; i <= 5; ++i) h.add({i, "role", "r" + std::to_string(i), "", std::nullopt});
+  ASSERT_EQ(h.entries().size(), 3u);
+  EXPECT_EQ(h.entries().front().at_ms, 3u);
+  size_t skipped = 0;
+  History back = History::parse(h.serialize() + "{\"at_ms\": \"soon\"}\nnot json\n", 2, &skipped);
+  EXPECT_EQ(skipped, 2u);
+  ASSERT_EQ(back.entries().size(), 2u);
+  EXPECT_EQ(back.entries().front(), h.entries()[1]);
+  EXPECT_EQ(h.since(5).size(), 1u);
 }
 
 }  // namespace

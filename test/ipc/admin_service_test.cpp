@@ -112,6 +112,17 @@ TEST_F(AdminServiceTest, AllowedChangeReachesTheHandlerAndIsLoggedWithWhoAskedIt
   EXPECT_EQ(
       audit_[0],
       R"(admin request request=standby uid=0 pid=100 body={"node":"lb2","on":true} result=ok)");
+  EXPECT_EQ(handler_.audited_calls,
+            std::vector<std::string>{R"(standby uid=0 pid=100 {"node":"lb2","on":true} ok)"})
+      << "the history hears of it too";
+}
+
+TEST_F(AdminServiceTest, HistoryIsReadByAnyoneAndNotAnAction) {
+  AdminService s = service();
+  json body = ask(s, RequestId::kHistory, json{{"since_ms", 5}}, nobody_);
+  EXPECT_EQ(body["ok"], false) << "the fake keeps no history: unavailable, but not refused";
+  EXPECT_EQ(body["code"], "unavailable");
+  EXPECT_TRUE(handler_.audited_calls.empty());
 }
 
 TEST_F(AdminServiceTest, EachRequestReachesItsHandlerMethod) {

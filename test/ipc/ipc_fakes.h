@@ -29,6 +29,10 @@ class FakeAdminHandler final : public AdminHandler {
                     (args.lifetime_ms ? " " + std::to_string(*args.lifetime_ms) + "ms" : ""));
     return answer;
   }
+  void audited(const std::string& request, const std::string& who, const std::string& body,
+               const std::string& result) override {
+    audited_calls.push_back(request + " " + who + " " + body + " " + result);
+  }
   Result<nlohmann::json> maintenance(bool on) override {
     calls.push_back(std::string("maintenance ") + (on ? "on" : "off"));
     return answer;
@@ -46,6 +50,7 @@ class FakeAdminHandler final : public AdminHandler {
   Result<nlohmann::json> answer = nlohmann::json::object();
   bool throw_on_status = false;
   std::vector<std::string> calls;
+  std::vector<std::string> audited_calls;  // what audited() was told
 };
 
 // A user database in a map: users not in it exist only with their primary group.

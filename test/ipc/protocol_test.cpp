@@ -270,7 +270,7 @@ TEST(ProtocolTest, IpvsRequestIsSevenAndRoundTrips) {
   EXPECT_EQ(static_cast<int32_t>(RequestId::kIpvs), 7);
   EXPECT_EQ(requestName(RequestId::kIpvs), "ipvs");
   EXPECT_EQ(requestIdFromWire(7), RequestId::kIpvs);
-  EXPECT_EQ(requestIdFromWire(12), std::nullopt);
+  EXPECT_EQ(requestIdFromWire(13), std::nullopt);
   auto bytes = encodeRequest(RequestId::kIpvs, json::object());
   ASSERT_TRUE(bytes.has_value());
   auto back = decodeRequest(*bytes);
@@ -302,9 +302,9 @@ TEST(ProtocolTest, IpvsTakesNoFields) {
 }
 
 TEST(ProtocolTest, AnUnknownIdNamesEveryRequestThisTandemdKnows) {
-  std::string e = decodeError(request(12, "{}"));
-  EXPECT_NE(e.find("1 to 11"), std::string::npos) << e;
-  EXPECT_NE(e.find("ipvs, sync, maintenance, config-diff, config-show"), std::string::npos) << e;
+  std::string e = decodeError(request(13, "{}"));
+  EXPECT_NE(e.find("1 to 12"), std::string::npos) << e;
+  EXPECT_NE(e.find("maintenance, config-diff, config-show, history"), std::string::npos) << e;
 }
 
 TEST(ProtocolTest, TheConfigRequestsAreTenAndElevenNeedAdminAndTakeNoFields) {
@@ -314,6 +314,16 @@ TEST(ProtocolTest, TheConfigRequestsAreTenAndElevenNeedAdminAndTakeNoFields) {
   EXPECT_TRUE(isMutating(RequestId::kConfigDiff)) << "it reads the config file as tandemd";
   EXPECT_TRUE(isMutating(RequestId::kConfigShow));
   EXPECT_FALSE(parseNoArgs(RequestId::kConfigShow, json{{"file", "/etc/shadow"}}));
+}
+
+TEST(ProtocolTest, HistoryIsTwelveReadOnlyWithAnOptionalSince) {
+  EXPECT_EQ(requestIdFromWire(12), RequestId::kHistory);
+  EXPECT_FALSE(isMutating(RequestId::kHistory));
+  EXPECT_EQ(parseHistoryArgs(json::object()).value(), 0u);
+  EXPECT_EQ(parseHistoryArgs(json::parse(R"({"since_ms": 1764770000000})")).value(),
+            1764770000000u);
+  EXPECT_FALSE(parseHistoryArgs(json{{"since_ms", "1h"}}));
+  EXPECT_FALSE(parseHistoryArgs(json{{"since", 5}}));
 }
 
 TEST(ProtocolTest, MaintenanceIsNineAChangeAndNeedsOn) {

@@ -22,5 +22,6 @@ void addAdminCommands(CLI::App& app, const GlobalOptions& global, int* exit_code
 void addIpvsCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addCheckCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addSyncCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void addHistoryCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 
 }  // namespace tandem::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   addIpvsCommands(app, global, &exit_code);
   addSyncCommands(app, global, &exit_code);
   addCheckCommands(app, global, &exit_code);
+  addHistoryCommand(app, global, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

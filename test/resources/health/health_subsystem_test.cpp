@@ -93,7 +93,8 @@ class HealthSubsystemTest : public ::testing::Test {
         },
         [this](int share) { shares_.push_back(share); },
         &children_,
-        "lb1"};
+        "lb1",
+        [this](const HealthEvent& e) { events_.push_back(e); }};
     return std::make_unique<HealthSubsystem>(std::move(deps));
   }
 
@@ -125,6 +126,7 @@ class HealthSubsystemTest : public ::testing::Test {
   World world_{sim_};
   std::vector<Change> changes_;
   std::vector<int> shares_;
+  std::vector<HealthEvent> events_;
   std::optional<config::Config> running_;
 };
 
