@@ -99,6 +99,7 @@ class ClusterNode final : public corosync::GroupBusListener {
   void setSyncState(const SyncReport& sync);
 
   election::CoreStatus status() const;
+  election::ClusterCore::Explanation explain() const { return core_.explain(now()); }
   // The resources in chain order: [{"name", "present", ...describe()}], for `tandem status`.
   nlohmann::json resourcesJson() const;
   const wire::FrameCounters& frameCounters() const { return receiver_.counters(); }

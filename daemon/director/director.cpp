@@ -236,6 +236,25 @@ void Director::persistHistory() {
   }
 }
 
+Result<nlohmann::json> Director::explain() {
+  cluster::ClusterNode* node = clusterNode();
+  if (node == nullptr)
+    return fail(ErrorCode::kUnavailable, "this tandemd has not joined the cluster yet");
+  const auto e = node->explain();
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const auto& c : e.candidates) {
+    candidates.push_back({{"name", c.name}, {"eligible", c.eligible}, {"why_not", c.why_not}});
+  }
+  return nlohmann::json{
+      {"node", options_.node_name},
+      {"active", e.active ? nlohmann::json(*e.active) : nlohmann::json(nullptr)},
+      {"why_active", e.why_active},
+      {"candidates", std::move(candidates)},
+      {"successor", e.successor ? nlohmann::json(*e.successor) : nlohmann::json(nullptr)},
+      {"if_active_fails", e.if_active_fails},
+      {"maintenance", node->maintenance()}};
+}
+
 Result<nlohmann::json> Director::history(uint64_t since_ms) {
   nlohmann::json entries = nlohmann::json::array();
   for (const HistoryEntry& e : history_.since(since_ms)) entries.push_back(toJson(e));

@@ -80,6 +80,7 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   Result<nlohmann::json> configDiff() override;
   Result<nlohmann::json> configShow() override;
   Result<nlohmann::json> history(uint64_t since_ms) override;
+  Result<nlohmann::json> explain() override;
   void audited(const std::string& request, const std::string& who, const std::string& body,
                const std::string& result) override;
   const History& historyLog() const { return history_; }

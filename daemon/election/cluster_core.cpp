@@ -540,6 +540,29 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
   }
   if (!inElection(role_)) return std::nullopt;
 
+  Decision d = elect(candidates(now), config_.policy, moveView());
+  failback_waiting_ = d.waiting;
+  bool me = d.winner == config_.self;
+  if (role_ == Role::kBackup) {
+    if (!me || someoneElseHolds() || fence_blocked_) return std::nullopt;
+    if (settling(now)) return std::nullopt;
+    last_reason_ = d.reason;
+    if (lost_holder_ && config_.fencing) return RoleEvent::kElectedNeedsFence;
+    return RoleEvent::kElected;
+  }
+  if (!me) {
+    last_reason_ = d.winner ? d.reason + " (winner " + *d.winner + ")" : d.reason;
+    return RoleEvent::kNotElected;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ClusterCore::moveView() const {
+  if (move_target_.empty()) return std::nullopt;
+  return move_target_;
+}
+
+std::vector<Candidate> ClusterCore::candidates(Time now) const {
   std::vector<Candidate> candidates{selfCandidate(now)};
   for (const auto& [name, p] : peers_) {
     if (!p.alive || !p.last) continue;
@@ -560,23 +583,69 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
     c.sync_backup_for = Millis(p.last->sync_backup_ms);
     candidates.push_back(c);
   }
-  std::optional<std::string> move;
-  if (!move_target_.empty()) move = move_target_;
-  Decision d = elect(candidates, config_.policy, move);
-  failback_waiting_ = d.waiting;
-  bool me = d.winner == config_.self;
-  if (role_ == Role::kBackup) {
-    if (!me || someoneElseHolds() || fence_blocked_) return std::nullopt;
-    if (settling(now)) return std::nullopt;
-    last_reason_ = d.reason;
-    if (lost_holder_ && config_.fencing) return RoleEvent::kElectedNeedsFence;
-    return RoleEvent::kElected;
+  return candidates;
+}
+
+ClusterCore::Explanation ClusterCore::explain(Time now) const {
+  Explanation e;
+  e.active = activeView();
+  const std::vector<Candidate> all = candidates(now);
+  for (const Candidate& c : all) {
+    e.candidates.push_back({c.name, eligible(c), ineligibleWhy(c)});
   }
-  if (!me) {
-    last_reason_ = d.winner ? d.reason + " (winner " + *d.winner + ")" : d.reason;
-    return RoleEvent::kNotElected;
+  for (const auto& [name, p] : peers_) {
+    if (!p.alive) e.candidates.push_back({name, false, p.last ? "lost" : "never heard"});
   }
-  return std::nullopt;
+  std::sort(e.candidates.begin(), e.candidates.end(),
+            [](const CandidateView& x, const CandidateView& y) { return x.name < y.name; });
+  const Decision now_d = elect(all, config_.policy, moveView());
+  if (!e.active) {
+    e.why_active = "no node holds the services: " +
+                   (now_d.winner ? "the election picks " + *now_d.winner + " (" + now_d.reason +
+                                       "), which takes them over next"
+                                 : now_d.reason);
+  } else if (now_d.winner == e.active) {
+    e.why_active = now_d.reason;
+    for (const Candidate& c : all) {
+      if (c.name != *e.active) continue;
+      const char* failback = config_.policy.failback == config::FailbackPolicy::kManual ? "manual"
+                             : config_.policy.failback == config::FailbackPolicy::kAuto ? "auto"
+                                                                                        : "delayed";
+      e.why_active += " (priority " + std::to_string(c.priority) + ", health " +
+                      std::to_string(c.health / 10) + "%, failback " + failback + ")";
+    }
+  } else {
+    e.why_active = "it holds them; the election would pick " + now_d.winner.value_or("nobody") +
+                   " (" + now_d.reason + ")" +
+                   (now_d.waiting.empty() ? "" : ", which waits: " + now_d.waiting);
+  }
+  if (maintenance_) {
+    e.if_active_fails =
+        "nothing: maintenance mode is on, so no node takes over until "
+        "`tandem maintenance off`";
+    return e;
+  }
+  if (!e.active) {
+    e.if_active_fails = "there is no ACTIVE to fail";
+    return e;
+  }
+  std::vector<Candidate> rest;
+  for (Candidate c : all) {
+    if (c.name == *e.active) continue;
+    c.claims_active = false;
+    rest.push_back(c);
+  }
+  const Decision next = elect(rest, config_.policy, moveView());
+  e.successor = next.winner;
+  if (!next.winner) {
+    e.if_active_fails = "nobody takes over: " + next.reason;
+    return e;
+  }
+  e.if_active_fails =
+      *next.winner + " takes over (" + next.reason + "), " + formatDuration(config_.dead_time) +
+      " after " + *e.active + "'s last heartbeat at most (at once if its tandemd stops cleanly)" +
+      (config_.fencing ? ", once the fence command has powered " + *e.active + " off" : "");
+  return e;
 }
 
 bool ClusterCore::settling(Time now) const {

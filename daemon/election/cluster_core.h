@@ -155,6 +155,22 @@ class ClusterCore {
   std::optional<Time> nextDeadline() const;  // when onTick must run next
   CoreStatus status(Time now) const;
 
+  // `tandem explain`: why the ACTIVE is active and what would happen if it failed now, from
+  // what this node knows. Asks the same election the node runs; changes nothing.
+  struct CandidateView {
+    std::string name;
+    bool eligible = false;
+    std::string why_not;  // "" when eligible
+  };
+  struct Explanation {
+    std::optional<std::string> active;
+    std::string why_active;  // the election's reason, or why nobody holds the services
+    std::vector<CandidateView> candidates;
+    std::optional<std::string> successor;  // who takes over if the ACTIVE fails now
+    std::string if_active_fails;           // a sentence
+  };
+  Explanation explain(Time now) const;
+
  private:
   void expirePeers(Time now, Actions& out);
   void expireQuorumHold(Time now, Actions& out);
@@ -166,6 +182,9 @@ class ClusterCore {
   std::optional<RoleEvent> nextEvent(Time now);
   void apply(Time now, RoleEvent ev, Actions& out);
   Candidate selfCandidate(Time now) const;
+  // Self and every live peer heard, as the election sees them.
+  std::vector<Candidate> candidates(Time now) const;
+  std::optional<std::string> moveView() const;
   bool selfFit() const;
   // Quorum as the election counts it: votequorum's answer (none yet: no quorum), or always
   // held under no_quorum_policy = "ignore".

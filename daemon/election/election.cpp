@@ -9,6 +9,15 @@ bool eligible(const Candidate& c) {
   return !c.standby && !c.fault && c.health > 0 && c.quorate && c.tiebreaker_ok;
 }
 
+std::string ineligibleWhy(const Candidate& c) {
+  if (c.standby) return "in standby";
+  if (c.fault) return "FAULT";
+  if (c.health <= 0) return "health 0";
+  if (!c.quorate) return "without quorum";
+  if (!c.tiebreaker_ok) return "no tiebreaker target answers";
+  return "";
+}
+
 bool outranks(const Candidate& a, const Candidate& b) {
   // std::tie compares left to right; names compare reversed so that the smaller wins.
   return std::make_tuple(!a.standby, a.health, a.priority, b.name) >

@@ -70,6 +70,8 @@ std::optional<std::string> syncWait(const Candidate& returning, const Candidate&
 
 // May the node be ACTIVE at all?
 bool eligible(const Candidate& c);
+// Why not, in a few words ("in standby", "health 0", ...); "" for an eligible node.
+std::string ineligibleWhy(const Candidate& c);
 
 // The rank order that breaks ties: not standby, then health, then priority, then the node
 // name (the smaller wins; names are the node identity every config shares).

@@ -41,6 +41,10 @@ class AdminHandler {
   [[nodiscard]] virtual Result<nlohmann::json> configShow() {
     return fail(ErrorCode::kUnavailable, "this tandemd cannot show its config");
   }
+  // explain in protocol.h.
+  [[nodiscard]] virtual Result<nlohmann::json> explain() {
+    return fail(ErrorCode::kUnavailable, "this tandemd cannot explain its election");
+  }
   // The history (history in protocol.h): what happened at or after since_ms (wall clock).
   [[nodiscard]] virtual Result<nlohmann::json> history(uint64_t since_ms) {
     (void)since_ms;

@@ -186,6 +186,10 @@ json AdminService::dispatch(const Request& request) {
       if (!since) return errorBody(since.error());
       return fromResult(handler_.history(*since));
     }
+    case RequestId::kExplain: {
+      if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
+      return fromResult(handler_.explain());
+    }
     case RequestId::kDrain:
       return errorBody(
           Error{ErrorCode::kUnavailable, "drain is reserved and not implemented by this tandemd"});

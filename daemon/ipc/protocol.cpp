@@ -190,13 +190,15 @@ std::string_view requestName(RequestId id) {
       return "config-show";
     case RequestId::kHistory:
       return "history";
+    case RequestId::kExplain:
+      return "explain";
   }
   return "unknown";
 }
 
 std::optional<RequestId> requestIdFromWire(int32_t raw) {
   if (raw < static_cast<int32_t>(RequestId::kStatus) ||
-      raw > static_cast<int32_t>(RequestId::kHistory)) {
+      raw > static_cast<int32_t>(RequestId::kExplain)) {
     return std::nullopt;
   }
   return static_cast<RequestId>(raw);
@@ -204,7 +206,7 @@ std::optional<RequestId> requestIdFromWire(int32_t raw) {
 
 bool isMutating(RequestId id) {
   return id != RequestId::kStatus && id != RequestId::kIpvs && id != RequestId::kSync &&
-         id != RequestId::kHistory;
+         id != RequestId::kHistory && id != RequestId::kExplain;
 }
 
 Result<Bytes> encodeRequest(RequestId id, const json& body) {
@@ -246,8 +248,8 @@ Result<Request> decodeRequest(std::span<const uint8_t> bytes) {
   if (!id) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown request id " + std::to_string(header.id) +
-                    " (this tandemd knows 1 to 12: status, standby, move, clear, reload, drain, "
-                    "ipvs, sync, maintenance, config-diff, config-show, history); "
+                    " (this tandemd knows 1 to 13: status, standby, move, clear, reload, drain, "
+                    "ipvs, sync, maintenance, config-diff, config-show, history, explain); "
                     "is tandem newer than tandemd?");
   }
   auto body = parseBody(bytes.subspan(kRequestHeaderSize), "request");

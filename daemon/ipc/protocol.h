@@ -46,6 +46,7 @@
 //  11 config-show {}    the running config as it was read, and whether the file differs now;
 //                       root or control.group, as config-diff
 //  12 history {"since_ms": UNSIGNED, optional}  read-only: what happened (below)
+//  13 explain {}        read-only: why the ACTIVE is active, what happens if it fails (below)
 // A "lifetime_ms" is an integer from kMinLifetimeMs to kMaxLifetimeMs.
 // A request over kMaxRequestSize (4 KiB) is refused before its body is read, and a change is
 // authorised from the header's id before the body is parsed: what an unprivileged user sends
@@ -128,6 +129,11 @@
 // "real-server" | "admin", "what": string, "reason": string ("" when none), "duration_ms":
 // int or null (a takeover's, TAKING_OVER to ACTIVE)}], oldest first, those at or after
 // since_ms. Kept in STATE_DIR/history across restarts of tandemd.
+//
+// The explain response, from the answering node's view: "node", "active": string or null,
+// "why_active": string, "candidates": [{"name", "eligible": bool, "why_not": string}] (every
+// node, lost ones included), "successor": string or null (who takes over if the ACTIVE fails
+// now), "if_active_fails": string, "maintenance": bool.
 // New fields may be added; readers ignore what they do not know.
 namespace tandem::ipc {
 
@@ -160,6 +166,7 @@ enum class RequestId : int32_t {
   kConfigDiff = 10,
   kConfigShow = 11,
   kHistory = 12,
+  kExplain = 13,
 };
 
 // "status", "standby", ... for messages and logs.

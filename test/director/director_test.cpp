@@ -16,6 +16,7 @@
 #include "cli/golden_file.h"
 #include "director/fake_platform.h"
 #include "format_config.h"
+#include "format_explain.h"
 #include "format_history.h"
 #include "wire/frame.h"
 
@@ -1033,6 +1034,32 @@ TEST(History, KeepsTheNewestUpToItsCapacityAndSkipsLinesThatAreNoEntries) {
   ASSERT_EQ(back.entries().size(), 2u);
   EXPECT_EQ(back.entries().front(), h.entries()[1]);
   EXPECT_EQ(h.since(5).size(), 1u);
+}
+
+// `tandem explain` (issue 13) on three directors: the answer, then what-ifs as the state moves.
+TEST_F(Cluster, ExplainSaysWhyTheActiveIsActiveAndWhoTakesOverIfItFails) {
+  build(kTrio);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(1s);
+  auto healthy = directors_["c"]->explain();
+  ASSERT_TRUE(healthy) << healthy.error().message;
+  EXPECT_EQ((*healthy)["successor"], "b");
+  std::string out = rendered(cli::renderExplain, healthy);
+  // b in standby: c would take over instead.
+  ASSERT_TRUE(directors_["b"]->standby({"b", true, std::nullopt}));
+  run(1s);
+  auto standby = directors_["c"]->explain();
+  EXPECT_EQ((*standby)["successor"], "c");
+  out += rendered(cli::renderExplain, standby);
+  // Maintenance: nobody would.
+  ASSERT_TRUE(directors_["a"]->maintenance(true));
+  run(1s);
+  auto frozen = directors_["c"]->explain();
+  EXPECT_EQ((*frozen)["successor"], nullptr);
+  EXPECT_EQ((*frozen)["maintenance"], true);
+  out += rendered(cli::renderExplain, frozen);
+  cli::testing::expectGoldenText(out, std::string(GOLDEN_DIR) + "/explain/trio.txt");
 }
 
 }  // namespace

@@ -270,7 +270,7 @@ TEST(ProtocolTest, IpvsRequestIsSevenAndRoundTrips) {
   EXPECT_EQ(static_cast<int32_t>(RequestId::kIpvs), 7);
   EXPECT_EQ(requestName(RequestId::kIpvs), "ipvs");
   EXPECT_EQ(requestIdFromWire(7), RequestId::kIpvs);
-  EXPECT_EQ(requestIdFromWire(13), std::nullopt);
+  EXPECT_EQ(requestIdFromWire(14), std::nullopt);
   auto bytes = encodeRequest(RequestId::kIpvs, json::object());
   ASSERT_TRUE(bytes.has_value());
   auto back = decodeRequest(*bytes);
@@ -302,9 +302,9 @@ TEST(ProtocolTest, IpvsTakesNoFields) {
 }
 
 TEST(ProtocolTest, AnUnknownIdNamesEveryRequestThisTandemdKnows) {
-  std::string e = decodeError(request(13, "{}"));
-  EXPECT_NE(e.find("1 to 12"), std::string::npos) << e;
-  EXPECT_NE(e.find("maintenance, config-diff, config-show, history"), std::string::npos) << e;
+  std::string e = decodeError(request(14, "{}"));
+  EXPECT_NE(e.find("1 to 13"), std::string::npos) << e;
+  EXPECT_NE(e.find("config-show, history, explain"), std::string::npos) << e;
 }
 
 TEST(ProtocolTest, TheConfigRequestsAreTenAndElevenNeedAdminAndTakeNoFields) {
@@ -324,6 +324,8 @@ TEST(ProtocolTest, HistoryIsTwelveReadOnlyWithAnOptionalSince) {
             1764770000000u);
   EXPECT_FALSE(parseHistoryArgs(json{{"since_ms", "1h"}}));
   EXPECT_FALSE(parseHistoryArgs(json{{"since", 5}}));
+  EXPECT_EQ(requestIdFromWire(13), RequestId::kExplain);
+  EXPECT_FALSE(isMutating(RequestId::kExplain));
 }
 
 TEST(ProtocolTest, MaintenanceIsNineAChangeAndNeedsOn) {

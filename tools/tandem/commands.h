@@ -23,5 +23,6 @@ void addIpvsCommands(CLI::App& app, const GlobalOptions& global, int* exit_code)
 void addCheckCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addSyncCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addHistoryCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void addExplainCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 
 }  // namespace tandem::cli

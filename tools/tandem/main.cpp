@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   addSyncCommands(app, global, &exit_code);
   addCheckCommands(app, global, &exit_code);
   addHistoryCommand(app, global, &exit_code);
+  addExplainCommand(app, global, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
