@@ -159,5 +159,13 @@ TEST(FormatAgeTest, PicksAUnitAnOperatorCanReadAtAGlance) {
   EXPECT_EQ(formatAge(90000000), "1d01h");
 }
 
+// --watch draws over the last frame: home, each line then erase-to-end-of-line, then erase
+// below. Only the first frame clears the screen, so a refresh never shows a blank one.
+TEST(StatusWatchTest, AFrameOverwritesInPlaceAndOnlyTheFirstClearsTheScreen) {
+  EXPECT_EQ(watchFrame("a\nbb\n", false), "\x1b[Ha\x1b[K\nbb\x1b[K\n\x1b[J");
+  EXPECT_EQ(watchFrame("a", true), "\x1b[H\x1b[2Ja\x1b[K\n\x1b[J");
+  EXPECT_EQ(watchFrame("", false).find("\x1b[2J"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tandem::cli

@@ -203,6 +203,18 @@ CommandOutput renderAnswer(const Result<json>& answer, bool json_output, const s
   return {text(*answer), "", kExitOk};
 }
 
+std::string watchFrame(const std::string& text, bool first) {
+  std::string out = first ? "\x1b[H\x1b[2J" : "\x1b[H";
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += text.substr(start, end - start) + "\x1b[K\n";
+    start = end + 1;
+  }
+  return out + "\x1b[J";
+}
+
 CommandOutput renderStatus(const Result<json>& answer, bool json_output) {
   return renderAnswer(answer, json_output, "tandem status", formatStatus);
 }

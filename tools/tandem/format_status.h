@@ -38,6 +38,11 @@ CommandOutput renderAnswer(const Result<nlohmann::json>& answer, bool json,
                            const std::string& command,
                            const std::function<std::string(const nlohmann::json&)>& text);
 
+// One frame of `tandem status --watch`: the cursor home, each line of text followed by "erase to
+// the end of the line", then "erase below". Drawn over the last frame, never after a blank
+// screen: no flicker. The first frame clears the screen once (first = true).
+std::string watchFrame(const std::string& text, bool first);
+
 // What `tandem status` prints for callDaemon's result: the summary, or with --json the body as
 // tandemd sent it (pretty-printed); a failure or {"ok": false} goes to stderr (or, with
 // --json, as a JSON object to stdout) with its exit code.
