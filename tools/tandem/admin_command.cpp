@@ -40,7 +40,7 @@ void addAdmin(CLI::App& parent, const char* name, const char* help, AdminAction 
   }
   if (action == AdminAction::kMove || action == AdminAction::kStandby) {
     lifetime = cmd->add_option("--lifetime", args->lifetime,
-                               "end by itself after DURATION (1s to 7d, e.g. 30m); default: "
+                               "end by itself after DURATION (1s to 168h, e.g. 30m); default: "
                                "until cleared");
   }
   cmd->callback([node, lifetime, args, action, &global, exit_code] {
