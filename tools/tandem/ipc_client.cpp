@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 namespace tandem::cli {
@@ -131,6 +132,13 @@ Result<nlohmann::json> callDaemon(const IpcOptions& o, ipc::RequestId id,
   qb_ipcc_connection_t* c = connection->get();
 
   ssize_t sent = qb_ipcc_send(c, request->data(), request->size());
+  // The request socket's queue may be full: with libqb's socket transport anyone may send it
+  // datagrams, which tandemd drops as fast as they come (QbPollAdapter::dropForeign). Try again
+  // until the deadline rather than fail the operator's command.
+  while (sent == -EAGAIN && remainingMs(deadline) > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    sent = qb_ipcc_send(c, request->data(), request->size());
+  }
   if (sent < 0) {
     return fail(
         errnoError(static_cast<int>(-sent),
