@@ -39,8 +39,14 @@ void readMaintenance(const StateFiles& files, const std::string& path, election:
   if (!text || !*text) return;
   std::istringstream in(**text);
   std::string state;
+  std::string digits;
   uint64_t generation = 0;
-  if (in >> state >> generation && (state == "on" || state == "off") && generation > 0) {
+  // The generation is wall-clock ms: digits only (">>" would read "-1" as 2^64-1, which no
+  // later request could beat), and not beyond the year 9999.
+  constexpr uint64_t kLatest = 253402300799999;
+  if (in >> state >> digits && (state == "on" || state == "off") && !digits.empty() &&
+      digits.size() <= 15 && digits.find_first_not_of("0123456789") == std::string::npos &&
+      (generation = std::stoull(digits)) > 0 && generation <= kLatest) {
     st.maintenance = state == "on";
     st.maintenance_generation = generation;
     return;

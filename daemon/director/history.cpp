@@ -25,7 +25,11 @@ std::vector<HistoryEntry> History::since(uint64_t since_ms) const {
 
 std::string History::serialize() const {
   std::string out;
-  for (const HistoryEntry& e : entries_) out += toJson(e).dump() + "\n";
+  // A reason may hold what a real server sent (an exec check's output, cut at a byte count):
+  // bytes that are not UTF-8 are replaced, never a throw on the loop.
+  for (const HistoryEntry& e : entries_) {
+    out += toJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
   return out;
 }
 

@@ -362,15 +362,27 @@ void ClusterCore::expireLifetimes(Time now, Actions& out) {
     out.push_back(
         {Action::Kind::kLog, "standby off node=" + config_.self + " (its lifetime ran out)"});
   }
-  if (move_due_ && activeView() == move_target_) move_due_.reset();  // it took them
+  // It took them: seen ACTIVE (a peer taking over says ACTIVE on the wire), or this node is
+  // the target and holds or is taking them.
+  if (move_due_ &&
+      (activeView() == move_target_ || (move_target_ == config_.self && holdsResources(role_)))) {
+    move_due_.reset();
+  }
+  // Nothing moves in maintenance: the move has its whole time once it ends.
+  if (move_due_ && maintenance_) move_due_ = now + moveTimeout();
   if (move_due_ && now >= *move_due_) {
     out.push_back(
         {Action::Kind::kLog, "move failed target=" + move_target_ + " (not ACTIVE within " +
                                  formatDuration(moveTimeout()) +
-                                 "; dropped, so it cannot pull the services there later)"});
+                                 "; dropped on every node, so it cannot pull the services there "
+                                 "later)"});
     move_due_.reset();
     move_until_.reset();
     move_target_.clear();
+    // A newer generation without a target: every node drops it too, whatever its own timer
+    // says. Nodes that disagree on a move could otherwise each wait for the other.
+    ++move_generation_;
+    out.push_back({Action::Kind::kSendHeartbeat, ""});
   }
   if (move_until_ && now >= *move_until_) {
     move_until_.reset();
@@ -397,6 +409,13 @@ Actions ClusterCore::onResourceFailed(Time now, const std::string& what) {
   Actions out;
   last_reason_ = "resource failed: " + what;
   resource_fault_ = true;
+  if (maintenance_) {
+    // Releasing is acting on the resources, and no peer would take them over: the services
+    // would be down until maintenance ends. Said loudly; dealt with when it ends.
+    out.push_back({Action::Kind::kAlarm, "maintenance mode: " + last_reason_ +
+                                             "; left as it is until `tandem maintenance off`"});
+    return finish(now, std::move(out));
+  }
   apply(now, RoleEvent::kResourceFailed, out);
   return finish(now, std::move(out));
 }

@@ -206,7 +206,7 @@ std::optional<RequestId> requestIdFromWire(int32_t raw) {
 
 bool isMutating(RequestId id) {
   return id != RequestId::kStatus && id != RequestId::kIpvs && id != RequestId::kSync &&
-         id != RequestId::kHistory && id != RequestId::kExplain;
+         id != RequestId::kExplain;
 }
 
 Result<Bytes> encodeRequest(RequestId id, const json& body) {

@@ -45,7 +45,8 @@
 //                       control.group (it reads the file as tandemd)
 //  11 config-show {}    the running config as it was read, and whether the file differs now;
 //                       root or control.group, as config-diff
-//  12 history {"since_ms": UNSIGNED, optional}  read-only: what happened (below)
+//  12 history {"since_ms": UNSIGNED, optional}  what happened (below); root or control.group:
+//                       its admin actions say who asked (uid, pid), as the audit log does
 //  13 explain {}        read-only: why the ACTIVE is active, what happens if it fails (below)
 // A "lifetime_ms" is an integer from kMinLifetimeMs to kMaxLifetimeMs.
 // A request over kMaxRequestSize (4 KiB) is refused before its body is read, and a change is
@@ -172,8 +173,8 @@ enum class RequestId : int32_t {
 // "status", "standby", ... for messages and logs.
 std::string_view requestName(RequestId id);
 std::optional<RequestId> requestIdFromWire(int32_t raw);
-// Everything but status, ipvs and sync changes the cluster or reads the config file, and needs
-// root or control.group; each is audited.
+// Everything but status, ipvs, sync and explain changes the cluster, reads the config file or
+// the history (who asked what), and needs root or control.group; each is audited.
 bool isMutating(RequestId id);
 
 using Bytes = std::vector<uint8_t>;

@@ -342,8 +342,10 @@ TEST_F(Cluster, MaintenanceKeepsTheVipThroughACleanStop) {
   run(1s);
   EXPECT_EQ(directors_["a"]->status()["maintenance"], true);
   directors_["a"]->stop("SIGTERM");
-  EXPECT_TRUE(holdsVip("a")) << "a clean stop in maintenance handed over";
+  EXPECT_TRUE(platforms_["a"]->nodeDispatcher().stopped())
+      << "it waited to hand over (for stop_timeout) instead of leaving at once";
   run(5s);
+  EXPECT_TRUE(holdsVip("a")) << "a clean stop in maintenance released the VIP";
   EXPECT_NE(role("b"), Role::kActive) << "b took over in maintenance";
   EXPECT_FALSE(holdsVip("b"));
 }
@@ -1034,6 +1036,18 @@ TEST(History, KeepsTheNewestUpToItsCapacityAndSkipsLinesThatAreNoEntries) {
   ASSERT_EQ(back.entries().size(), 2u);
   EXPECT_EQ(back.entries().front(), h.entries()[1]);
   EXPECT_EQ(h.since(5).size(), 1u);
+}
+
+TEST(History, AReasonThatIsNotUtf8IsWrittenNotThrown) {
+  History h;
+  // An exec check's output cut at a byte count, mid-character, or in Latin-1.
+  h.add({1, "real-server", "web 203.0.113.11:80 down", "exec: \xc3", std::nullopt});
+  h.add({2, "real-server", "web 203.0.113.11:80 up", "exec: caf\xe9", std::nullopt});
+  std::string text;
+  ASSERT_NO_THROW(text = h.serialize());
+  size_t skipped = 0;
+  EXPECT_EQ(History::parse(text, 10, &skipped).entries().size(), 2u);
+  EXPECT_EQ(skipped, 0u);
 }
 
 // `tandem explain` (issue 13) on three directors: the answer, then what-ifs as the state moves.

@@ -491,6 +491,80 @@ TEST(ClusterSim, MaintenanceFreezesTheServicesThroughACrashAndARestart) {
   EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
 }
 
+// The restarted daemon knows maintenance from its own file, not from a peer's heartbeat.
+TEST(ClusterSim, MaintenanceIsReadBackByADaemonRestartedAlone) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMaintenance(when, true, 7); });
+  c.advance(1s);
+  c.crash("lb2");
+  c.crash("lb1");
+  c.start("lb1");  // nobody to hear it from
+  c.advance(3s);
+  EXPECT_TRUE(c.node("lb1").core->status(c.now()).maintenance);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+  EXPECT_EQ(c.node("lb1").stops, 0);
+}
+
+// Maintenance means the operator works on the resources: one that fails is not released (no
+// peer would take over: the services would just be down); it is dealt with when it ends.
+TEST(ClusterSim, AResourceFailureInMaintenanceStopsNothingUntilItEnds) {
+  SimCluster c = pair();
+  c.start("lb1");
+  c.start("lb2");
+  c.advance(5s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMaintenance(when, true, 3); });
+  c.advance(1s);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onResourceFailed(when, "vip"); });
+  c.advance(5s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb1"));
+  EXPECT_EQ(c.node("lb1").stops, 0);
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMaintenance(when, false, 4); });
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 5s))
+      << "the failure was forgotten when maintenance ended";
+}
+
+// A takeover slower than the move's timeout is still the move succeeding: the target holds it
+// from TAKING_OVER on. Before, the target dropped its own move mid-takeover while the old
+// ACTIVE kept it, and each waited for the other: nobody ACTIVE.
+TEST(ClusterSim, AMoveWhoseTakeoverOutlastsTheTimeoutStillSucceeds) {
+  SimCluster::Options opt;
+  opt.policy.failback = FailbackPolicy::kAuto;
+  opt.resource_time = 6s;  // release 6 s, then take over 6 s: past the 10 s timeout
+  SimCluster c = pair(opt);
+  c.start("lb1");
+  c.start("lb2");
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 30s));
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMove(when, "lb2", 1); });
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb2"); }, 40s));
+  c.advance(30s);
+  EXPECT_TRUE(exactlyOneActive(c, "lb2"));
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).move_target, "lb2");
+  EXPECT_EQ(c.node("lb2").core->status(c.now()).move_target, "lb2");
+}
+
+// A release alone past the timeout: the move fails, and every node drops it together (a newer
+// generation without a target), so the election goes on as without it: one ACTIVE, not none.
+// A guard: in this symmetric case the nodes' own timers agree even without the generation.
+TEST(ClusterSim, AMoveThatFailsMidHandoverIsDroppedEverywhereAtOnce) {
+  SimCluster::Options opt;
+  opt.policy.failback = FailbackPolicy::kAuto;
+  opt.resource_time = 12s;
+  SimCluster c = pair(opt);
+  c.start("lb1");
+  c.start("lb2");
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 30s));
+  c.act("lb1", [](ClusterCore& core, Time when) { return core.onMove(when, "lb2", 1); });
+  c.advance(60s);
+  EXPECT_EQ(c.activeNodes().size(), 1u);
+  EXPECT_EQ(c.holders().size(), 1u);
+  EXPECT_EQ(c.node("lb1").core->status(c.now()).move_target, "");
+  EXPECT_EQ(c.node("lb2").core->status(c.now()).move_target, "");
+  EXPECT_EQ(c.maxHoldersInOneGroup(), 1);
+}
+
 TEST(ClusterSim, AnOlderMaintenanceRequestLosesToANewerOne) {
   SimCluster c = pair();
   c.start("lb1");
