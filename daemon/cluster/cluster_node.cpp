@@ -55,6 +55,26 @@ void readMaintenance(const StateFiles& files, const std::string& path, election:
                               "the peers' heartbeats");
 }
 
+// STATE_DIR/drains (DrainBook::serialize). A file that does not read is logged, naming the
+// line, and the drains are then taken from the peers' heartbeats.
+DrainBook readDrains(const StateFiles& files, const std::string& path, const LogSink& log) {
+  auto text = files.read(path);
+  if (!text) {
+    log(LogLevel::kWarning, "cannot read " + path + ": " + text.error().message +
+                                "; the drains are taken from the peers' heartbeats");
+    return {};
+  }
+  if (!*text) return {};
+  auto book = DrainBook::parse(**text);
+  if (!book) {
+    log(LogLevel::kWarning, path + ": " + book.error().message +
+                                "; the drains are taken from the peers' heartbeats (`tandem real "
+                                "drain` sets them again)");
+    return {};
+  }
+  return std::move(*book);
+}
+
 // This run's incarnation, past the last run's (wire::nextIncarnation), recorded in
 // STATE_DIR/incarnation before the first frame is sealed. Any fault here costs only the
 // protection against a clock stepped back: it is logged, and the clock's incarnation is used.
@@ -180,6 +200,13 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::create(NodeEnv env, const conf
   node->udp_ = std::move(*udp);
   node->applyPeers(cfg);
   node->resuming_ = st.was_active && st.resources_present;
+  node->drains_ =
+      readDrains(*node->env_.state_files, node->env_.state_dir + "/drains", node->env_.log);
+  if (!node->drains_.targets().empty()) {
+    node->env_.log(LogLevel::kNotice, "drains kept from the last run: " +
+                                          std::to_string(node->drains_.targets().size()));
+  }
+  if (node->env_.drains.apply) node->env_.drains.apply(node->drains_.targets());
   if (auto t = node->openTiebreaker(cfg); !t) return fail(t.error());
   return node;
 }
@@ -375,6 +402,67 @@ void ClusterNode::setMaintenance(bool on) {
   handle(core_.onMaintenance(now(), on, nextGeneration(core_.heartbeat().maintenance_generation)));
 }
 
+Result<bool> ClusterNode::setDrain(const DrainTarget& t, bool on) {
+  auto changed = drains_.set(t, on, nextGeneration(drains_.generation()));
+  if (!changed) return fail(changed.error());
+  if (*changed) drainsChanged(std::string(on ? "drained " : "enabled ") + t.toString());
+  return *changed;
+}
+
+void ClusterNode::drainsChanged(const std::string& why) {
+  env_.log(LogLevel::kNotice, why + " " +
+                                  kv("drains", static_cast<uint64_t>(drains_.targets().size())) +
+                                  " " + kv("generation", drains_.generation()));
+  if (auto r = env_.state_files->write(env_.state_dir + "/drains", drains_.serialize()); !r) {
+    env_.log(LogLevel::kWarning, "cannot keep the drains for a restart: " + r.error().message);
+  }
+  if (env_.drains.apply) env_.drains.apply(drains_.targets());
+  // Peers learn it from the next heartbeat; sent now, they apply it at once.
+  sendHeartbeat(true, true);
+}
+
+void ClusterNode::onPeerDrains(const std::string& sender, const wire::Heartbeat& hb) {
+  PeerDrains& p = peer_drains_[sender];
+  p.role = std::string(wire::roleName(hb.role));
+  p.at = now();
+  p.progress.clear();
+  std::vector<DrainTarget> targets;
+  for (const wire::DrainReport& d : hb.drains) {
+    p.progress[d.target] = d.progress;
+    targets.push_back(d.target);
+  }
+  if (hb.drain_generation == 0) return;
+  if (drains_.adopt(hb.drain_generation, std::move(targets))) {
+    drainsChanged("drains from " + sender);
+  }
+}
+
+DrainView ClusterNode::drains() const {
+  DrainView v;
+  v.generation = drains_.generation();
+  v.targets = drains_.targets();
+  DrainView::NodeReport self{
+      self_, std::string(election::roleName(core_.role())), std::nullopt, {}};
+  for (const DrainTarget& t : v.targets) {
+    self.progress[t] = env_.drains.progress ? env_.drains.progress(t) : DrainProgress{};
+  }
+  v.nodes.push_back(std::move(self));
+  for (const auto& [name, p] : peer_drains_) {
+    v.nodes.push_back(
+        {name, p.role, std::chrono::duration_cast<Millis>(now() - p.at).count(), p.progress});
+  }
+  return v;
+}
+
+wire::Heartbeat ClusterNode::heartbeat() const {
+  wire::Heartbeat hb = core_.heartbeat();
+  hb.drain_generation = drains_.generation();
+  for (const DrainTarget& t : drains_.targets()) {
+    hb.drains.push_back({t, env_.drains.progress ? env_.drains.progress(t) : DrainProgress{}});
+  }
+  return hb;
+}
+
 nlohmann::json ClusterNode::resourcesJson() const {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : chain_.resources()) {
@@ -456,7 +544,7 @@ void ClusterNode::armDeadline() {
 }
 
 void ClusterNode::sendHeartbeat(bool udp, bool group) {
-  const wire::Heartbeat hb = core_.heartbeat();
+  const wire::Heartbeat hb = heartbeat();
   // Separate seals: each copy has its own sequence number, so neither looks like a replay.
   if (udp) {
     auto bytes = sealer_.sealHeartbeat(hb, keys_);
@@ -490,6 +578,7 @@ void ClusterNode::onFrame(std::span<const uint8_t> bytes, const std::string& pat
     env_.log(LogLevel::kDebug, line);
     return;
   }
+  if (const auto* hb = std::get_if<wire::Heartbeat>(&m->body)) onPeerDrains(m->frame.sender, *hb);
   handle(applyMessage(core_, now(), *m));
 }
 

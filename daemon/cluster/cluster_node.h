@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "cluster/drain_book.h"
 #include "cluster/frame_link.h"
+#include "common/drain.h"
 #include "common/log.h"
 #include "common/state_files.h"
 #include "common/sync_report.h"
@@ -53,6 +55,24 @@ struct NodeEnv {
   std::function<uint64_t()> wall_clock;
   // Told every role change, after the node's own handling of it.
   std::function<void(election::Role)> on_role;
+  // The drained real servers: told the set at start and at every change (the IPVS table
+  // applies it), asked how far each drain has come in this director's table (the heartbeats
+  // carry it). Either may be unset.
+  DrainHooks drains;
+};
+
+// What `tandem real drain --wait` reads: the drains and how far each has come on every node
+// that reports them (this one now, the peers as their last heartbeat said).
+struct DrainView {
+  uint64_t generation = 0;
+  std::vector<DrainTarget> targets;
+  struct NodeReport {
+    std::string name;
+    std::string role;               // as the node last said (this node: its role now)
+    std::optional<int64_t> age_ms;  // how old the report is (null for this node)
+    std::map<DrainTarget, DrainProgress> progress;
+  };
+  std::vector<NodeReport> nodes;  // this node first
 };
 
 // One director's part in the cluster: the pure ClusterCore driven from the loop. Heartbeats go
@@ -89,6 +109,10 @@ class ClusterNode final : public corosync::GroupBusListener {
             std::optional<Millis> lifetime = std::nullopt);
   // Cluster wide (ClusterCore::onMaintenance); kept in state_dir/maintenance for a restart.
   void setMaintenance(bool on);
+  // Drains (on) or enables t cluster wide; kept in STATE_DIR/drains. False when it already
+  // was; fails when kMaxDrains are drained already.
+  [[nodiscard]] Result<bool> setDrain(const DrainTarget& t, bool on);
+  DrainView drains() const;
   bool maintenance() const { return core_.maintenance(); }
   const std::string& lastReason() const { return core_.lastReason(); }
   void clearFailures();
@@ -130,6 +154,9 @@ class ClusterNode final : public corosync::GroupBusListener {
   void onFrame(std::span<const uint8_t> bytes, const std::string& path,
                const std::optional<std::string>& came_from);
   void sendHeartbeat(bool udp, bool group);
+  wire::Heartbeat heartbeat() const;  // the core's, with the drains
+  void onPeerDrains(const std::string& sender, const wire::Heartbeat& hb);
+  void drainsChanged(const std::string& why);
   void sendRelease(const std::string& target);
   void broadcast(const Result<tandem::Bytes>& udp_copy, const Result<tandem::Bytes>& group_copy);
   void runFence(const std::string& peer);
@@ -165,6 +192,13 @@ class ClusterNode final : public corosync::GroupBusListener {
   // The peer a CPG delivery from nodeid speaks for (see onFrame's came_from).
   std::optional<std::string> cpgSender(uint32_t nodeid) const;
   uint64_t move_generation_ = 0;
+  DrainBook drains_;
+  struct PeerDrains {
+    std::string role;
+    election::Time at;
+    std::map<DrainTarget, DrainProgress> progress;
+  };
+  std::map<std::string, PeerDrains> peer_drains_;
   // A restart that found its resources in place keeps them while the first ping round is out.
   bool resuming_ = false;
   election::Role reported_role_ = election::Role::kInit;

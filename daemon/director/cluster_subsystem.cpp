@@ -1,8 +1,12 @@
 #include "director/cluster_subsystem.h"
 
+#include <algorithm>
+
 #include "common/duration.h"
 #include "ipc/protocol.h"
 #include "ipc/status_json.h"
+#include "ipvs/ipvs_desired.h"
+#include "ipvs/reconciler.h"
 
 namespace tandem::director {
 
@@ -11,6 +15,80 @@ namespace {
 std::optional<Millis> lifetimeOf(const std::optional<uint64_t>& ms) {
   if (!ms) return std::nullopt;
   return Millis(static_cast<int64_t>(*ms));
+}
+
+DrainTarget drainTarget(const config::VirtualServer& vs, const Endpoint& server) {
+  const resources::ipvs::ServiceKey key = resources::ipvs::desiredService(vs).key;
+  return DrainTarget{
+      key.family, static_cast<uint8_t>(key.protocol), key.address, key.port, key.fwmark, server};
+}
+
+// The [[virtual_server]] text names: its key as `tandem ipvs show` prints it ("tcp
+// 198.51.100.50:80", "fwmark 7 (IPv4)", or "fwmark 7" when one family has it), its ADDR:PORT
+// (when one protocol has it), or its name.
+Result<const config::VirtualServer*> findService(const config::Config& cfg,
+                                                 const std::string& text) {
+  std::vector<const config::VirtualServer*> found;
+  for (const config::VirtualServer& vs : cfg.virtual_servers) {
+    const std::string key = resources::ipvs::serviceName(resources::ipvs::desiredService(vs).key);
+    const bool by_address =
+        vs.address && (vs.address->toString() == text || key.substr(key.find(' ') + 1) == text);
+    const bool by_mark = vs.fwmark && "fwmark " + std::to_string(*vs.fwmark) == text;
+    if (vs.name == text || key == text) return &vs;
+    if (by_address || by_mark) found.push_back(&vs);
+  }
+  if (found.size() == 1) return found.front();
+  if (found.empty()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "\"" + text + "\" is no [[virtual_server]] in " + cfg.source +
+                    ": name one by its name, as \"tcp ADDR:PORT\", ADDR:PORT or \"fwmark N\" "
+                    "(`tandem ipvs show` lists them)");
+  }
+  return fail(ErrorCode::kInvalidArgument,
+              "\"" + text + "\" names " + std::to_string(found.size()) +
+                  " virtual services; say which, by name or as `tandem ipvs show` keys it");
+}
+
+// The real server of vs that text names: ADDR:PORT, or ADDR when one port has it.
+Result<Endpoint> findServer(const config::VirtualServer& vs, const std::string& text) {
+  auto ep = Endpoint::parse(text, true);
+  if (!ep) {
+    return fail(ErrorCode::kInvalidArgument, "\"" + text + "\" is not a real server's ADDR:PORT: " +
+                                                 endpointProblem(text, true));
+  }
+  std::vector<Endpoint> found;
+  for (const config::RealServer& rs : vs.real_servers) {
+    if (rs.address == *ep || (ep->port == 0 && rs.address.address == ep->address)) {
+      found.push_back(rs.address);
+    }
+  }
+  if (found.size() == 1) return found.front();
+  if (found.empty()) {
+    return fail(ErrorCode::kInvalidArgument,
+                text + " is not a real server of " + vs.name + " (`tandem ipvs show` lists them)");
+  }
+  return fail(ErrorCode::kInvalidArgument, text + " is " + std::to_string(found.size()) +
+                                               " real servers of " + vs.name +
+                                               " on different ports; give ADDR:PORT");
+}
+
+// The [[virtual_server]] that t drains in (null when the running config has none).
+const config::VirtualServer* serviceOf(const config::Config& cfg, const DrainTarget& t) {
+  for (const config::VirtualServer& vs : cfg.virtual_servers) {
+    const DrainTarget mine = drainTarget(vs, t.server);
+    if (mine == t) return &vs;
+  }
+  return nullptr;
+}
+
+bool configured(const config::VirtualServer* vs, const DrainTarget& t) {
+  if (vs == nullptr) return false;
+  return std::any_of(vs->real_servers.begin(), vs->real_servers.end(),
+                     [&](const config::RealServer& rs) { return rs.address == t.server; });
+}
+
+nlohmann::json countOrNull(const std::optional<uint32_t>& n) {
+  return n ? nlohmann::json(*n) : nlohmann::json(nullptr);
 }
 
 }  // namespace
@@ -75,7 +153,8 @@ Result<void> ClusterSubsystem::start() {
                        &platform_.stateFiles(),
                        &platform_.files(),
                        [this] { return platform_.wallClockMs(); },
-                       on_role_};
+                       on_role_,
+                       drain_hooks_};
   if (auto nodes = platform_.readNodelist(); nodes) {
     env.nodelist = std::move(*nodes);
   } else {
@@ -191,6 +270,76 @@ void ClusterSubsystem::registerCommands(resources::CommandTable& table) {
         node_->setMaintenance(parsed->on);
         return nlohmann::json{{"maintenance", parsed->on}};
       });
+  table.add("drain", [this, unavailable](const nlohmann::json& args) -> Result<nlohmann::json> {
+    if (!node_) return unavailable();
+    auto parsed = ipc::parseDrainArgs(args);
+    if (!parsed) return fail(parsed.error());
+    std::optional<DrainTarget> target;
+    const config::VirtualServer* vs = nullptr;
+    if (auto found = findService(*config_, parsed->service); found) {
+      vs = *found;
+      auto server = findServer(*vs, parsed->server);
+      if (server) {
+        target = drainTarget(*vs, *server);
+      } else if (parsed->on) {
+        return fail(server.error());
+      }
+    } else if (parsed->on) {
+      return fail(found.error());
+    }
+    if (!target) {
+      // Enabling a drain whose service or server a reload took away: found in the set by its
+      // own words.
+      for (const DrainTarget& t : node_->drains().targets) {
+        if (t.serviceText() == parsed->service && t.server.toString() == parsed->server) {
+          target = t;
+        }
+      }
+      if (!target) {
+        return fail(ErrorCode::kInvalidArgument,
+                    parsed->service + " " + parsed->server +
+                        " is neither a configured real server nor drained (`tandem real list`)");
+      }
+    }
+    auto changed = node_->setDrain(*target, parsed->on);
+    if (!changed) return fail(changed.error());
+    return nlohmann::json{{"service", target->serviceText()},
+                          {"name", vs ? nlohmann::json(vs->name) : nlohmann::json(nullptr)},
+                          {"server", target->server.toString()},
+                          {"drained", parsed->on},
+                          {"changed", *changed},
+                          {"generation", node_->drains().generation}};
+  });
+  table.add("drains", [this, unavailable](const nlohmann::json&) -> Result<nlohmann::json> {
+    if (!node_) return unavailable();
+    const cluster::DrainView view = node_->drains();
+    nlohmann::json drains = nlohmann::json::array();
+    for (const DrainTarget& t : view.targets) {
+      const config::VirtualServer* vs = serviceOf(*config_, t);
+      drains.push_back({{"service", t.serviceText()},
+                        {"name", vs ? nlohmann::json(vs->name) : nlohmann::json(nullptr)},
+                        {"server", t.server.toString()},
+                        {"configured", configured(vs, t)}});
+    }
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const cluster::DrainView::NodeReport& n : view.nodes) {
+      nlohmann::json progress = nlohmann::json::array();
+      for (const auto& [t, p] : n.progress) {
+        progress.push_back({{"service", t.serviceText()},
+                            {"server", t.server.toString()},
+                            {"active_conns", countOrNull(p.active)},
+                            {"templates", countOrNull(p.templates)}});
+      }
+      nodes.push_back(
+          {{"name", n.name},
+           {"role", n.role},
+           {"report_age_ms", n.age_ms ? nlohmann::json(*n.age_ms) : nlohmann::json(nullptr)},
+           {"progress", std::move(progress)}});
+    }
+    return nlohmann::json{{"generation", view.generation},
+                          {"drains", std::move(drains)},
+                          {"nodes", std::move(nodes)}};
+  });
   table.add("clear", [this, unavailable](const nlohmann::json&) -> Result<nlohmann::json> {
     if (!node_) return unavailable();
     node_->clearFailures();

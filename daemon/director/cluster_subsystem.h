@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cluster/cluster_node.h"
+#include "common/drain.h"
 #include "common/sync_report.h"
 #include "core/state_file_resource.h"
 #include "core/subsystem.h"
@@ -39,6 +40,8 @@ class ClusterSubsystem final : public resources::Subsystem, private corosync::Qu
   void setServiceHealth(int permille);
   // Connection sync on this director (ClusterNode::setSyncState); kept until the node starts.
   void setSyncState(const SyncReport& sync);
+  // How the drains reach the IPVS table (the cluster keeps them); set before start().
+  void setDrainHooks(DrainHooks hooks) { drain_hooks_ = std::move(hooks); }
   // Null before start().
   cluster::ClusterNode* node() { return node_.get(); }
   const std::string& self() const { return self_; }
@@ -55,6 +58,7 @@ class ClusterSubsystem final : public resources::Subsystem, private corosync::Qu
   std::optional<wire::KeyRing> prepared_keys_;
   int service_health_ = 1000;
   std::optional<SyncReport> sync_state_;
+  DrainHooks drain_hooks_;
   resources::ResourceChain::List resources_;
   std::shared_ptr<resources::StateFileResource> holder_;
   std::unique_ptr<cluster::ClusterNode> node_;

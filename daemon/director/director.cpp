@@ -97,7 +97,9 @@ Result<void> Director::start() {
               e.virtual_server + " " + e.real_server.toString() + (e.up ? " up" : " down"),
               e.check + ": " + e.reason, std::nullopt});
     };
-    subsystems_ = buildSubsystems(platform_, options_.node_name, std::move(links));
+    DrainHooks drains;
+    subsystems_ = buildSubsystems(platform_, options_.node_name, std::move(links), &drains);
+    cluster_->setDrainHooks(std::move(drains));
   }
   Result<void> prepared = prepareAll(nullptr);
   const config::ReloadDiff none;
@@ -420,6 +422,12 @@ Result<nlohmann::json> Director::move(const ipc::MoveArgs& args) {
 Result<nlohmann::json> Director::maintenance(bool on) {
   return command("maintenance", ipc::maintenanceBody({on}));
 }
+
+Result<nlohmann::json> Director::drain(const ipc::DrainArgs& args) {
+  return command("drain", ipc::drainBody(args));
+}
+
+Result<nlohmann::json> Director::drains() { return command("drains", nlohmann::json::object()); }
 
 Result<nlohmann::json> Director::clear() { return command("clear", nlohmann::json::object()); }
 

@@ -73,6 +73,8 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   Result<nlohmann::json> standby(const ipc::StandbyArgs& args) override;
   Result<nlohmann::json> move(const ipc::MoveArgs& args) override;
   Result<nlohmann::json> maintenance(bool on) override;
+  Result<nlohmann::json> drain(const ipc::DrainArgs& args) override;
+  Result<nlohmann::json> drains() override;
   Result<nlohmann::json> clear() override;
   Result<nlohmann::json> reload() override;
   Result<nlohmann::json> ipvs() override;

@@ -78,10 +78,16 @@ std::unique_ptr<resources::Subsystem> makeSync(platform::Platform& p, const std:
 
 std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Platform& platform,
                                                                    const std::string& self,
-                                                                   SubsystemLinks links) {
+                                                                   SubsystemLinks links,
+                                                                   DrainHooks* drains) {
   std::vector<std::unique_ptr<resources::Subsystem>> out;
   // IPVS first: the table is ready on every director before an election makes it ACTIVE.
   auto ipvs = makeIpvs(platform, self);
+  if (drains != nullptr) {
+    resources::ipvs::IpvsSubsystem* table = ipvs.get();
+    drains->apply = [table](const std::vector<DrainTarget>& targets) { table->setDrains(targets); };
+    drains->progress = [table](const DrainTarget& t) { return table->drainProgress(t); };
+  }
   auto health = makeHealth(platform, self, ipvs.get(), std::move(links.service_health),
                            std::move(links.health_event));
   auto sync = makeSync(platform, self, ipvs.get(), std::move(links.sync_state));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/drain.h"
 #include "common/sync_report.h"
 #include "core/subsystem.h"
 #include "health/health_subsystem.h"
@@ -25,8 +26,10 @@ struct SubsystemLinks {
   std::function<void(const resources::health::HealthEvent&)> health_event;
 };
 
+// drains: filled with how the cluster's drains reach the IPVS table.
 std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Platform& platform,
                                                                    const std::string& self,
-                                                                   SubsystemLinks links);
+                                                                   SubsystemLinks links,
+                                                                   DrainHooks* drains);
 
 }  // namespace tandem::director

@@ -41,6 +41,15 @@ class AdminHandler {
   [[nodiscard]] virtual Result<nlohmann::json> configShow() {
     return fail(ErrorCode::kUnavailable, "this tandemd cannot show its config");
   }
+  // drain in protocol.h: a real server held at weight 0 cluster wide, or given back.
+  [[nodiscard]] virtual Result<nlohmann::json> drain(const DrainArgs& args) {
+    (void)args;
+    return fail(ErrorCode::kUnavailable, "this tandemd has no cluster to drain real servers in");
+  }
+  // drains in protocol.h.
+  [[nodiscard]] virtual Result<nlohmann::json> drains() {
+    return fail(ErrorCode::kUnavailable, "this tandemd has no cluster to drain real servers in");
+  }
   // explain in protocol.h.
   [[nodiscard]] virtual Result<nlohmann::json> explain() {
     return fail(ErrorCode::kUnavailable, "this tandemd cannot explain its election");

@@ -190,9 +190,15 @@ json AdminService::dispatch(const Request& request) {
       if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
       return fromResult(handler_.explain());
     }
-    case RequestId::kDrain:
-      return errorBody(
-          Error{ErrorCode::kUnavailable, "drain is reserved and not implemented by this tandemd"});
+    case RequestId::kDrain: {
+      auto args = parseDrainArgs(request.body);
+      if (!args) return errorBody(args.error());
+      return fromResult(handler_.drain(*args));
+    }
+    case RequestId::kDrains: {
+      if (auto ok = parseNoArgs(request.id, request.body); !ok) return errorBody(ok.error());
+      return fromResult(handler_.drains());
+    }
   }
   return errorBody(Error{ErrorCode::kInternal, "unhandled request"});
 }

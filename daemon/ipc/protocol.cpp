@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "common/text.h"
 
@@ -192,13 +193,15 @@ std::string_view requestName(RequestId id) {
       return "history";
     case RequestId::kExplain:
       return "explain";
+    case RequestId::kDrains:
+      return "drains";
   }
   return "unknown";
 }
 
 std::optional<RequestId> requestIdFromWire(int32_t raw) {
   if (raw < static_cast<int32_t>(RequestId::kStatus) ||
-      raw > static_cast<int32_t>(RequestId::kExplain)) {
+      raw > static_cast<int32_t>(RequestId::kDrains)) {
     return std::nullopt;
   }
   return static_cast<RequestId>(raw);
@@ -206,7 +209,7 @@ std::optional<RequestId> requestIdFromWire(int32_t raw) {
 
 bool isMutating(RequestId id) {
   return id != RequestId::kStatus && id != RequestId::kIpvs && id != RequestId::kSync &&
-         id != RequestId::kExplain;
+         id != RequestId::kExplain && id != RequestId::kDrains;
 }
 
 Result<Bytes> encodeRequest(RequestId id, const json& body) {
@@ -248,8 +251,9 @@ Result<Request> decodeRequest(std::span<const uint8_t> bytes) {
   if (!id) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown request id " + std::to_string(header.id) +
-                    " (this tandemd knows 1 to 13: status, standby, move, clear, reload, drain, "
-                    "ipvs, sync, maintenance, config-diff, config-show, history, explain); "
+                    " (this tandemd knows 1 to 14: status, standby, move, clear, reload, drain, "
+                    "ipvs, sync, maintenance, config-diff, config-show, history, explain, "
+                    "drains); "
                     "is tandem newer than tandemd?");
   }
   auto body = parseBody(bytes.subspan(kRequestHeaderSize), "request");
@@ -364,6 +368,10 @@ json moveBody(const MoveArgs& args) {
 
 json maintenanceBody(const MaintenanceArgs& args) { return json{{"on", args.on}}; }
 
+json drainBody(const DrainArgs& args) {
+  return json{{"service", args.service}, {"server", args.server}, {"on", args.on}};
+}
+
 Result<StandbyArgs> parseStandbyArgs(const json& body) {
   if (auto ok = checkFields(RequestId::kStandby, body, {"node", "on", "lifetime_ms"}); !ok) {
     return fail(ok.error());
@@ -423,6 +431,35 @@ Result<MaintenanceArgs> parseMaintenanceArgs(const json& body) {
                 "leave it");
   }
   return MaintenanceArgs{on->get<bool>()};
+}
+
+Result<DrainArgs> parseDrainArgs(const json& body) {
+  if (auto ok = checkFields(RequestId::kDrain, body, {"service", "server", "on"}); !ok) {
+    return fail(ok.error());
+  }
+  DrainArgs args;
+  for (auto [field, out, what] :
+       {std::tuple{"service", &args.service,
+                   "a virtual service (\"tcp ADDR:PORT\", ADDR:PORT, "
+                   "\"fwmark N\" or its name)"},
+        std::tuple{"server", &args.server, "a real server (ADDR:PORT or ADDR)"}}) {
+    auto it = body.find(field);
+    if (it == body.end() || !it->is_string() || it->get<std::string>().empty() ||
+        it->get<std::string>().size() > 128) {
+      return fail(ErrorCode::kInvalidArgument, std::string("the drain request needs \"") + field +
+                                                   "\": " + what +
+                                                   ", as a string of 1 to 128 bytes");
+    }
+    *out = it->get<std::string>();
+  }
+  auto on = body.find("on");
+  if (on == body.end() || !on->is_boolean()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the drain request needs \"on\": true to drain the real server, false to enable "
+                "it again");
+  }
+  args.on = on->get<bool>();
+  return args;
 }
 
 Result<void> parseNoArgs(RequestId id, const json& body) { return checkFields(id, body, {}); }

@@ -37,7 +37,10 @@
 //   3 move     {"target": NAME}               optional "lifetime_ms", as for standby
 //   4 clear    {}                            clear failures and an operator's move
 //   5 reload   {}                            re-read the config, as SIGHUP does
-//   6 drain    reserved; answered with an error until it exists
+//   6 drain    {"service": TEXT, "server": TEXT, "on": BOOL}  a real server's weight held at 0
+//              cluster wide (on), or given back (off); the service as `ipvs show` keys it
+//              ("tcp 198.51.100.50:80", "fwmark 7"), as ADDR:PORT, or by its name; the
+//              server as ADDR:PORT or ADDR
 //   7 ipvs     {}                            read-only, like status: the IPVS table
 //   8 sync     {}                            read-only, like status: connection sync
 //   9 maintenance {"on": BOOL}               cluster wide: no node starts or stops resources
@@ -48,6 +51,7 @@
 //  12 history {"since_ms": UNSIGNED, optional}  what happened (below); root or control.group:
 //                       its admin actions say who asked (uid, pid), as the audit log does
 //  13 explain {}        read-only: why the ACTIVE is active, what happens if it fails (below)
+//  14 drains {}         read-only: the drained real servers and how far each has come (below)
 // A "lifetime_ms" is an integer from kMinLifetimeMs to kMaxLifetimeMs.
 // A request over kMaxRequestSize (4 KiB) is refused before its body is read, and a change is
 // authorised from the header's id before the body is parsed: what an unprivileged user sends
@@ -109,6 +113,7 @@
 //       "weight": int;  "upper_threshold", "lower_threshold": unsigned
 //       "health":  "up" (no check configured: always up) | "unknown" (checks not run yet) |
 //                  "down" | "fallback" (the sorry server) | null (not managed)
+//       "drained": bool, `tandem real drain` holds it at weight 0
 //       "active_conns", "inactive_conns", "persistent_conns": unsigned
 //       "conns", "cps", "in_pps", "out_pps", "in_bps", "out_bps": unsigned }] }]
 // A tandemd with no [[virtual_server]], or on a kernel without IPVS, answers "unavailable".
@@ -135,6 +140,16 @@
 // "why_active": string, "candidates": [{"name", "eligible": bool, "why_not": string}] (every
 // node, lost ones included), "successor": string or null (who takes over if the ACTIVE fails
 // now), "if_active_fails": string, "maintenance": bool.
+//
+// The drain response: "service" (its key), "name" (the [[virtual_server]], or null), "server",
+// "drained": bool (what it is now), "changed": bool (false: it already was), "generation".
+// The drains response: "generation" (0: never set), "drains": [{"service", "name", "server",
+// "configured": bool (the running config has that real server in that service)}], "nodes":
+// [{"name", "role", "report_age_ms": int or null (null: the answering node, now), "progress":
+// [{"service", "server", "active_conns": int or null, "templates": int or null}]}], the
+// answering node first. A count is null until a dump of that node's table shows the server at
+// weight 0; the connections are where the ACTIVE is, the BACKUPs' counts are their synced
+// copies.
 // New fields may be added; readers ignore what they do not know.
 namespace tandem::ipc {
 
@@ -168,13 +183,14 @@ enum class RequestId : int32_t {
   kConfigShow = 11,
   kHistory = 12,
   kExplain = 13,
+  kDrains = 14,
 };
 
 // "status", "standby", ... for messages and logs.
 std::string_view requestName(RequestId id);
 std::optional<RequestId> requestIdFromWire(int32_t raw);
-// Everything but status, ipvs, sync and explain changes the cluster, reads the config file or
-// the history (who asked what), and needs root or control.group; each is audited.
+// Everything but status, ipvs, sync, explain and drains changes the cluster, reads the config file
+// or the history (who asked what), and needs root or control.group; each is audited.
 bool isMutating(RequestId id);
 
 using Bytes = std::vector<uint8_t>;
@@ -222,17 +238,25 @@ struct MoveArgs {
 struct MaintenanceArgs {
   bool on = true;
 };
+struct DrainArgs {
+  std::string service;
+  std::string server;
+  bool on = true;
+};
 
 nlohmann::json standbyBody(const StandbyArgs& args);
 nlohmann::json moveBody(const MoveArgs& args);
 nlohmann::json maintenanceBody(const MaintenanceArgs& args);
+nlohmann::json drainBody(const DrainArgs& args);
 
 [[nodiscard]] Result<StandbyArgs> parseStandbyArgs(const nlohmann::json& body);
 [[nodiscard]] Result<MoveArgs> parseMoveArgs(const nlohmann::json& body);
 [[nodiscard]] Result<MaintenanceArgs> parseMaintenanceArgs(const nlohmann::json& body);
+[[nodiscard]] Result<DrainArgs> parseDrainArgs(const nlohmann::json& body);
 // {"since_ms": N} or {}: 0 when absent (everything kept).
 [[nodiscard]] Result<uint64_t> parseHistoryArgs(const nlohmann::json& body);
-// status, clear, reload, drain and ipvs take no fields.
+// status, clear, reload, ipvs, sync, config-diff, config-show, explain and drains take no
+// fields.
 [[nodiscard]] Result<void> parseNoArgs(RequestId id, const nlohmann::json& body);
 
 }  // namespace tandem::ipc

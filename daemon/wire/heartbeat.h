@@ -5,8 +5,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/byte_io.h"
+#include "common/drain.h"
 #include "common/result.h"
 #include "wire/rejection.h"
 
@@ -38,12 +40,23 @@
 //                 like the move generation (0: never set); the state is flag bit4
 //   59+V+M     4  move lifetime ms: how long the move in force has left (0: until cleared);
 //                 a node that adopts the move from this heartbeat expires it that much later
-//   63+V+M     -  nothing yet; a decoder ignores bytes past what it knows, so fields can be
+//   63+V+M     8  drain generation: orders operators' drains cluster wide, like the move
+//                 generation; written only once a drain was ever set (then never 0)
+//   71+V+M     1  D = drains, 0..16 (kMaxDrains): the drained real servers, each
+//                   1  protocol (6 tcp, 17 udp, 132 sctp; 0: a firewall-mark service), then
+//                      for protocol 0: 1 family (4|6) and 4 fwmark (never 0); otherwise the
+//                      address (1 family 4|6 and 4 or 16 bytes) and 2 port
+//                   1+4|16+2  the real server: family, address, port
+//                   4  its active connections in the sender's table, 4 the templates that
+//                      point at it; 0xffffffff: not known (no dump at weight 0 yet)
+//                 at most 47 bytes each
+//   after         nothing yet; a decoder ignores bytes past what it knows, so fields can be
 //                 added at the end without a version bump. A payload shorter than 18+V is
 //                 rejected; one that ends at 18+V (an older sender) has no move, one that ends
 //                 at 27+V+M none of the sync fields (read as 0), one that ends at 39+V+M no
 //                 templates (0) and no heard age (none), one that ends at 51+V+M no
-//                 maintenance generation (0) and no move lifetime (0).
+//                 maintenance generation (0) and no move lifetime (0), one that ends at
+//                 63+V+M no drains (generation 0).
 namespace tandem::wire {
 
 enum class Role : uint8_t { kInit = 0, kBackup = 1, kActive = 2, kStandby = 3, kFault = 4 };
@@ -61,6 +74,13 @@ inline constexpr size_t kHeartbeatSyncDetailBytes = 12;
 // The maintenance generation and the move lifetime: what a sender before them did not write.
 inline constexpr size_t kHeartbeatOperatorBytes = 12;
 inline constexpr uint32_t kSyncNeverHeard = 0xffffffff;
+
+// A drained real server and how far its drain has come in the sender's own table.
+struct DrainReport {
+  DrainTarget target;
+  DrainProgress progress;
+  friend bool operator==(const DrainReport&, const DrainReport&) = default;
+};
 
 // One heartbeat: what the wire carries and what the election reads (election/cluster_core.h).
 struct Heartbeat {
@@ -88,6 +108,8 @@ struct Heartbeat {
   bool maintenance = false;
   uint64_t maintenance_generation = 0;
   uint32_t move_lifetime_ms = 0;  // 0: the move stands until cleared
+  uint64_t drain_generation = 0;  // 0: no drain was ever set (the section is not written)
+  std::vector<DrainReport> drains;
 
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };
@@ -97,7 +119,8 @@ struct Heartbeat {
 Result<Bytes> encodeHeartbeat(const Heartbeat& hb);
 
 // bad_payload for a payload shorter than its fields, a role past kFault, health over 1000, an
-// active_view longer than a node name, or an interval of 0.
+// active_view longer than a node name, an interval of 0, or a drain section that is not one
+// (generation 0, over kMaxDrains, an unknown protocol or family, a firewall mark of 0).
 Checked<Heartbeat> decodeHeartbeat(ByteView payload);
 
 }  // namespace tandem::wire

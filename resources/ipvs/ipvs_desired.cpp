@@ -132,7 +132,7 @@ namespace {
 
 // The destinations of vs given health, in key order (desiredTable's rules).
 std::vector<DestinationState> desiredDestinations(const config::VirtualServer& vs,
-                                                  const Health& health) {
+                                                  const ServiceKey& service, const Health& health) {
   std::vector<DestinationState> out;
   std::set<DestKey> dests;
   bool any_up = false;
@@ -140,9 +140,10 @@ std::vector<DestinationState> desiredDestinations(const config::VirtualServer& v
     const DestKey key{rs.address.address, rs.address.port};
     if (!dests.insert(key).second) continue;
     const RealHealth h = health.get(vs.name, rs.address);
-    any_up = any_up || h.up;
+    const bool drained = health.drained(service, key);
+    any_up = any_up || (h.up && !drained);
     if (!h.up && vs.on_failure == config::OnFailure::kRemove) continue;
-    const int weight = h.up ? h.weight.value_or(rs.weight) : 0;
+    const int weight = h.up && !drained ? h.weight.value_or(rs.weight) : 0;
     out.push_back(DestinationState{destination(rs, weight), 0, 0, 0, {}});
   }
   if (!any_up && vs.fallback) {
@@ -155,7 +156,8 @@ std::vector<DestinationState> desiredDestinations(const config::VirtualServer& v
     auto same = std::find_if(out.begin(), out.end(),
                              [&](const DestinationState& ds) { return ds.dest.key == key; });
     if (same != out.end()) {
-      same->dest.weight = 1;  // the fallback is one of the (down) real servers
+      // The fallback is one of the (down) real servers; a drained one stays at 0.
+      if (!health.drained(service, key)) same->dest.weight = 1;
     } else {
       out.push_back(DestinationState{d, 0, 0, 0, {}});
     }
@@ -182,7 +184,7 @@ Table desiredTable(const config::Config& cfg, const Health& health) {
     ServiceState st;
     st.service = desiredService(vs);
     if (!seen.insert(st.service.key).second) continue;
-    st.destinations = desiredDestinations(vs, health);
+    st.destinations = desiredDestinations(vs, st.service.key, health);
     table.services.push_back(std::move(st));
   }
   std::sort(
@@ -206,7 +208,7 @@ bool updateDesired(Table& table, const config::Config& cfg, const Health& health
       table.services.begin(), table.services.end(), key,
       [](const ServiceState& s, const ServiceKey& k) { return s.service.key < k; });
   if (pos == table.services.end() || !(pos->service.key == key)) return false;
-  std::vector<DestinationState> next = desiredDestinations(*vs, health);
+  std::vector<DestinationState> next = desiredDestinations(*vs, key, health);
   if (sameDestinations(pos->destinations, next)) return false;
   pos->destinations = std::move(next);
   return true;

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,20 +32,32 @@ class Health {
            std::optional<int> weight = std::nullopt);
   bool up(std::string_view virtual_server, const Endpoint& real_server) const;
   RealHealth get(std::string_view virtual_server, const Endpoint& real_server) const;
-  // Forgets every report: all servers are up again.
+  // Forgets every report: all servers are up again. The drains stay.
   void clear() { state_.clear(); }
+  // The drained real servers (`tandem real drain`), by service key: weight 0 whatever their
+  // health, and not counted as up for the fallback.
+  void setDrained(std::set<std::pair<ServiceKey, DestKey>> drained) {
+    drained_ = std::move(drained);
+  }
+  bool drained(const ServiceKey& service, const DestKey& dest) const {
+    return drained_.count({service, dest}) != 0;
+  }
   bool operator==(const Health&) const = default;
 
  private:
   std::map<std::pair<std::string, Endpoint>, RealHealth> state_;
+  std::set<std::pair<ServiceKey, DestKey>> drained_;
 };
 
 // The IPVS table for cfg.virtual_servers given health. Rules:
 //  - an up real server gets its configured weight, or the one its health says;
 //  - a down real server gets weight 0 when its service is on_failure = "quiescent" (existing
 //    connections finish, no new ones), or is left out when it is "remove";
-//  - when no real server is up and the service has a fallback, the fallback is a destination
-//    with weight 1 (beside the quiescent ones);
+//  - a drained real server gets weight 0, whatever its health: its connections finish, no new
+//    ones come (checks cannot raise it);
+//  - when no real server is up (a drained one does not count) and the service has a fallback,
+//    the fallback is a destination with weight 1 (beside the quiescent ones), unless it is
+//    itself a drained real server;
 //  - two virtual servers with one key, or two real servers with one address, keep the first.
 Table desiredTable(const config::Config& cfg, const Health& health);
 

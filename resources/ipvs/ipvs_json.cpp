@@ -111,6 +111,7 @@ json ipvsJson(const resources::ipvs::Table& table, const config::Config& cfg,
         if (h != k->second.health.end()) health = h->second;
       }
       j["health"] = std::move(health);
+      j["drained"] = view.drained != nullptr && view.drained->count({svc.key, d.key}) != 0;
       j["active_conns"] = ds.active_conns;
       j["inactive_conns"] = ds.inactive_conns;
       j["persistent_conns"] = ds.persistent_conns;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -21,6 +22,8 @@ struct IpvsView {
   bool in_sync = false;
   Millis monitor_interval{0};
   const HealthReports* health = nullptr;
+  // The drained real servers (`tandem real drain`); null: none.
+  const std::set<std::pair<ServiceKey, DestKey>>* drained = nullptr;
 };
 
 // Each service with its destinations and counters, in the table's order. What tandem knows

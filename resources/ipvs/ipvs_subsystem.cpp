@@ -142,6 +142,7 @@ void IpvsSubsystem::tryOpen() {
       deps_.dispatcher, *kernel_, [this](LogLevel l, const std::string& line) { log(l, line); },
       owned_store_.get());
   for (const auto& [key, h] : health_) loop_->setHealth(key.first, key.second, h.up, h.weight);
+  loop_->setDrained(drained_);
   log(LogLevel::kNotice, std::string(recovered ? "IPVS is available now; " : "") +
                              "keeping the IPVS table on this director whatever its role services=" +
                              std::to_string(config_->virtual_servers.size()) +
@@ -153,6 +154,50 @@ void IpvsSubsystem::setHealth(const std::string& virtual_server, const Endpoint&
                               bool up, std::optional<int> weight) {
   health_[{virtual_server, real_server}] = RealHealth{up, weight};
   if (loop_) loop_->setHealth(virtual_server, real_server, up, weight);
+}
+
+namespace {
+
+std::pair<ServiceKey, DestKey> drainKey(const DrainTarget& t) {
+  return {ServiceKey{t.family, t.protocol, t.address, t.port, t.fwmark},
+          DestKey{t.server.address, t.server.port}};
+}
+
+}  // namespace
+
+void IpvsSubsystem::setDrains(const std::vector<DrainTarget>& targets) {
+  std::set<std::pair<ServiceKey, DestKey>> next;
+  for (const DrainTarget& t : targets) next.insert(drainKey(t));
+  std::map<std::pair<ServiceKey, DestKey>, size_t> since;
+  for (const auto& key : next) {
+    auto kept = drained_since_.find(key);
+    if (kept != drained_since_.end()) {
+      since.insert(*kept);
+    } else {
+      // A dump already under way may have read the table before the write: the one after it.
+      since[key] = loop_ ? loop_->dumps() + (loop_->passRunning() ? 2 : 1) : 1;
+    }
+  }
+  drained_ = next;
+  drained_since_ = std::move(since);
+  if (loop_) loop_->setDrained(std::move(next));
+}
+
+DrainProgress IpvsSubsystem::drainProgress(const DrainTarget& t) const {
+  const auto key = drainKey(t);
+  auto since = drained_since_.find(key);
+  if (!loop_ || since == drained_since_.end() || loop_->dumps() < since->second) return {};
+  const Table* table = loop_->lastTable();
+  if (table == nullptr) return {};
+  for (const ServiceState& s : table->services) {
+    if (!(s.service.key == key.first)) continue;
+    for (const DestinationState& d : s.destinations) {
+      if (!(d.dest.key == key.second)) continue;
+      if (d.dest.weight != 0) return {};
+      return DrainProgress{d.active_conns, d.persistent_conns};
+    }
+  }
+  return DrainProgress{0u, 0u};  // not in the table: nothing can be left on it
 }
 
 Result<nlohmann::json> IpvsSubsystem::show() {
@@ -174,8 +219,9 @@ Result<nlohmann::json> IpvsSubsystem::show() {
                 "(see the log; tandemd tries again every " +
                     formatDuration(config_->ipvs.monitor_interval) + ")");
   }
-  return ipvsJson(*table, *config_,
-                  IpvsView{loop_->lastPassOk(), config_->ipvs.monitor_interval, &health_});
+  return ipvsJson(
+      *table, *config_,
+      IpvsView{loop_->lastPassOk(), config_->ipvs.monitor_interval, &health_, &drained_});
 }
 
 }  // namespace tandem::resources::ipvs

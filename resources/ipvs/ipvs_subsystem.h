@@ -5,8 +5,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 
+#include "common/drain.h"
 #include "common/result.h"
 #include "config/config.h"
 #include "core/subsystem.h"
@@ -75,6 +77,12 @@ class IpvsSubsystem final : public Subsystem {
   // fallback follow in a small change pass. Kept for a kernel opened later.
   void setHealth(const std::string& virtual_server, const Endpoint& real_server, bool up,
                  std::optional<int> weight = std::nullopt);
+  // The drained real servers, cluster wide (the cluster's DrainBook): weight 0 over whatever
+  // the checks say. Kept for a kernel opened later and across reloads.
+  void setDrains(const std::vector<DrainTarget>& targets);
+  // How far a drain has come in this director's table: known once a dump taken after the
+  // weight-0 write shows the server at 0 (a server the table does not hold has nothing left).
+  DrainProgress drainProgress(const DrainTarget& t) const;
 
  private:
   // A count summed over every destination of the last dump; 0 before the first.
@@ -94,6 +102,9 @@ class IpvsSubsystem final : public Subsystem {
   std::unique_ptr<loop::Timer> retry_;
   std::string open_error_;  // why the kernel could not be opened; "" when it was
   HealthReports health_;    // every report so far
+  std::set<std::pair<ServiceKey, DestKey>> drained_;
+  // Per drain: the dumps() its counts wait for (one that began after the weight-0 write).
+  std::map<std::pair<ServiceKey, DestKey>, size_t> drained_since_;
   std::shared_ptr<Resource> takeover_step_;
 };
 

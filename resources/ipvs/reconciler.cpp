@@ -576,6 +576,26 @@ void IpvsReconcileLoop::setHealth(const std::string& virtual_server, const Endpo
   if (config_ && updateDesired(desired_, *config_, health_, virtual_server)) pass(Pass::kChange);
 }
 
+void IpvsReconcileLoop::setDrained(std::set<std::pair<ServiceKey, DestKey>> drained) {
+  health_.setDrained(std::move(drained));
+  if (!config_) return;
+  Table next = desiredTable(*config_, health_);
+  auto same_dests = [](const ServiceState& a, const ServiceState& b) {
+    return a.service == b.service &&
+           std::equal(a.destinations.begin(), a.destinations.end(), b.destinations.begin(),
+                      b.destinations.end(),
+                      [](const DestinationState& x, const DestinationState& y) {
+                        return x.dest == y.dest;
+                      });
+  };
+  if (std::equal(next.services.begin(), next.services.end(), desired_.services.begin(),
+                 desired_.services.end(), same_dests)) {
+    return;
+  }
+  desired_ = std::move(next);
+  pass(Pass::kChange);
+}
+
 void IpvsReconcileLoop::reconcileNow() {
   if (config_) pass(Pass::kVerify);
 }
@@ -615,6 +635,7 @@ void IpvsReconcileLoop::pass(Pass kind) {
 void IpvsReconcileLoop::passDone(Pass kind, const std::string& error) {
   running_ = false;
   ++passes_;
+  if (kind == Pass::kVerify && error.empty()) ++dumps_;
   if (error != last_error_) {
     if (!error.empty()) {
       if (log_) log_(LogLevel::kError, "IPVS table not in sync: " + error);

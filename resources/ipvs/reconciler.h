@@ -175,8 +175,13 @@ class IpvsReconcileLoop {
   // A real server's health changed: reconcile now (kChange) if that changes the desired table.
   void setHealth(const std::string& virtual_server, const Endpoint& real_server, bool up,
                  std::optional<int> weight = std::nullopt);
+  // The drained real servers (Health::setDrained): reconcile now (kChange) if that changes the
+  // desired table.
+  void setDrained(std::set<std::pair<ServiceKey, DestKey>> drained);
   // Reconciles now (kVerify) and restarts the interval.
   void reconcileNow();
+  // Completed kVerify passes without an error: dumps of the kernel's table since the start.
+  size_t dumps() const { return dumps_; }
   // Cancels the interval and abandons a running pass (its completion is never called).
   void stop();
 
@@ -201,6 +206,7 @@ class IpvsReconcileLoop {
   Table desired_;
   std::unique_ptr<loop::Timer> timer_;
   size_t passes_ = 0;
+  size_t dumps_ = 0;
   std::string last_error_;
   bool running_ = false;
   std::optional<Pass> queued_;

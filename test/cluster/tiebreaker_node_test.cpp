@@ -150,6 +150,7 @@ class TiebreakerNodeTest : public ::testing::Test {
         nullptr,
         nullptr,
         {},
+        {},
         {}};
     resources::ResourceChain::List res;
     res.push_back(std::make_shared<FlagResource>(&held_[name]));
@@ -340,6 +341,7 @@ TEST_F(TiebreakerNodeTest, AnEchoTransportThatCannotOpenFailsTheStartClearly) {
               {},
               nullptr,
               nullptr,
+              {},
               {},
               {}};
   auto node = ClusterNode::create(std::move(env), cfg_, "a", {});

@@ -739,6 +739,94 @@ TEST_F(Cluster, HealthChecksOnEveryDirectorSetTheWeightsAndTheFallback) {
   EXPECT_EQ(st["health"]["up"], 1);
 }
 
+// `tandem real drain`: a real server held at weight 0 on every director, whatever its checks
+// say, through a reload, a restart of tandemd and a failover; `real enable` gives it back.
+TEST_F(Cluster, ADrainHoldsTheWeightAtZeroClusterWideThroughReloadRestartAndFailover) {
+  conf_.real_servers = {"203.0.113.11:80", "203.0.113.12:80"};
+  conf_.check = "type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"500ms\"\nrise = 2\nfall = 2\n";
+  const Endpoint rs1 = *Endpoint::parse("203.0.113.11:80", false);
+  const Endpoint rs2 = *Endpoint::parse("203.0.113.12:80", false);
+  world_.checks().servers[rs1] = fakes::Server::kAlive;
+  world_.checks().servers[rs2] = fakes::Server::kAlive;
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  const resources::ipvs::ServiceKey web{Family::kInet, IPPROTO_TCP,
+                                        *IpAddress::parse("198.51.100.50"), 80, 0};
+  auto weight = [&](const std::string& node, const Endpoint& rs) -> int {
+    auto d =
+        platforms_[node]->ipvsKernel().dest(web, resources::ipvs::DestKey{rs.address, rs.port});
+    return d ? d->weight : -1;
+  };
+  auto both = [&](const Endpoint& rs, int w) {
+    return weight("a", rs) == w && weight("b", rs) == w;
+  };
+  ASSERT_TRUE(runUntil(3s, [&] { return both(rs1, 1) && both(rs2, 1); }));
+
+  // Asked on the BACKUP, by the service's address and the server's address alone.
+  auto drained = directors_["b"]->drain({"198.51.100.50:80", "203.0.113.11", true});
+  ASSERT_TRUE(drained) << drained.error().message;
+  EXPECT_EQ((*drained)["service"], "tcp 198.51.100.50:80");
+  EXPECT_EQ((*drained)["name"], "web");
+  EXPECT_EQ((*drained)["server"], "203.0.113.11:80");
+  EXPECT_EQ((*drained)["changed"], true);
+  auto took = runUntil(2s, [&] { return both(rs1, 0); });
+  ASSERT_TRUE(took) << "rs1 not at weight 0 on both directors";
+  EXPECT_LE(*took, 1s);  // the next heartbeat carries it
+  EXPECT_TRUE(both(rs2, 1));
+  // Asking again changes nothing; an unknown server or service is refused, naming it.
+  EXPECT_EQ((*directors_["a"]->drain({"web", "203.0.113.11:80", true}))["changed"], false);
+  auto unknown = directors_["a"]->drain({"web", "203.0.113.77:80", true});
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message,
+            "203.0.113.77:80 is not a real server of web (`tandem ipvs show` lists them)");
+  EXPECT_FALSE(directors_["a"]->drain({"tcp 198.51.100.99:80", "203.0.113.11", true}));
+
+  // The checks keep finding rs1 alive: they cannot raise it. Two monitor intervals: each
+  // director has dumped its table since the write.
+  run(11s);
+  EXPECT_TRUE(both(rs1, 0));
+  const nlohmann::json view = *directors_["a"]->drains();
+  ASSERT_EQ(view["drains"].size(), 1u) << view.dump();
+  EXPECT_EQ(view["drains"][0]["configured"], true);
+  ASSERT_EQ(view["nodes"].size(), 2u);
+  EXPECT_EQ(view["nodes"][0]["name"], "a");
+  // The fake kernel holds no connections: once a dump saw weight 0, the drain is done.
+  EXPECT_EQ(view["nodes"][0]["progress"][0]["active_conns"], 0) << view.dump();
+  EXPECT_EQ(view["nodes"][1]["name"], "b");
+  EXPECT_EQ(view["nodes"][1]["progress"][0]["templates"], 0) << view.dump();
+  const nlohmann::json shown = *directors_["a"]->ipvs();
+  bool flagged = false;
+  for (const auto& d : shown["services"][0]["destinations"]) {
+    if (d["address"] == "203.0.113.11") flagged = d["drained"] == true;
+  }
+  EXPECT_TRUE(flagged) << shown.dump();
+
+  // A reload keeps it; so does a restart of b's tandemd (STATE_DIR/drains).
+  reload("a");
+  run(2s);
+  EXPECT_TRUE(both(rs1, 0));
+  // Both down, b started alone: no peer to learn it from, and its first reconcile would set the
+  // configured weight again without the file.
+  kill("b");
+  kill("a");
+  start("b");
+  run(2s);
+  EXPECT_EQ(weight("b", rs1), 0) << "b's restarted tandemd lost the drain";
+
+  // b takes over, a gone, with rs1 still drained.
+  ASSERT_TRUE(runUntil(5s, [&] { return role("b") == Role::kActive; }));
+  EXPECT_EQ(weight("b", rs1), 0);
+  EXPECT_EQ(weight("b", rs2), 1);
+
+  // Enabled again on the new ACTIVE: back to its configured weight.
+  auto enabled = directors_["b"]->drain({"web", "203.0.113.11:80", false});
+  ASSERT_TRUE(enabled) << enabled.error().message;
+  EXPECT_EQ((*enabled)["changed"], true);
+  ASSERT_TRUE(runUntil(2s, [&] { return weight("b", rs1) == 1; }));
+  EXPECT_EQ((*directors_["b"]->drains())["drains"].size(), 0u);
+}
+
 // The Health column follows the checks: an ACTIVE that loses its way to every real server hands
 // over to the backup that still sees them, and the pair never has two ACTIVE on the way.
 TEST_F(Cluster, AnActiveThatSeesNoRealServerHandsOverToOneThatSeesThem) {

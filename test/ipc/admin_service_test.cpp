@@ -167,12 +167,18 @@ TEST_F(AdminServiceTest, HandlerThatThrowsGetsAnInternalErrorAnswerNotACrash) {
             "tandemd failed while answering status: status exploded; see the tandemd log");
 }
 
-TEST_F(AdminServiceTest, DrainIsRefusedToOthersAndUnavailableToRoot) {
+TEST_F(AdminServiceTest, DrainIsRefusedToOthersAndReachesTheHandlerForRoot) {
   AdminService s = service();
-  EXPECT_EQ(ask(s, RequestId::kDrain, json::object(), nobody_)["code"], "permission-denied");
-  json body = ask(s, RequestId::kDrain, json::object(), root_);
-  EXPECT_EQ(body["code"], "unavailable");
-  EXPECT_EQ(body["error"], "drain is reserved and not implemented by this tandemd");
+  const json body{{"service", "web"}, {"server", "203.0.113.10:80"}, {"on", true}};
+  EXPECT_EQ(ask(s, RequestId::kDrain, body, nobody_)["code"], "permission-denied");
+  json bad = ask(s, RequestId::kDrain, json::object(), root_);
+  EXPECT_EQ(bad["code"], "invalid-argument");
+  // The test handler has no cluster: the default answer, past the parse.
+  json answer = ask(s, RequestId::kDrain, body, root_);
+  EXPECT_EQ(answer["code"], "unavailable");
+  EXPECT_EQ(answer["error"], "this tandemd has no cluster to drain real servers in");
+  // drains is a read: anyone may ask.
+  EXPECT_EQ(ask(s, RequestId::kDrains, json::object(), nobody_)["code"], "unavailable");
 }
 
 TEST_F(AdminServiceTest, AnswerTooLargeForAMessageIsReplacedByAnError) {

@@ -270,7 +270,7 @@ TEST(ProtocolTest, IpvsRequestIsSevenAndRoundTrips) {
   EXPECT_EQ(static_cast<int32_t>(RequestId::kIpvs), 7);
   EXPECT_EQ(requestName(RequestId::kIpvs), "ipvs");
   EXPECT_EQ(requestIdFromWire(7), RequestId::kIpvs);
-  EXPECT_EQ(requestIdFromWire(14), std::nullopt);
+  EXPECT_EQ(requestIdFromWire(15), std::nullopt);
   auto bytes = encodeRequest(RequestId::kIpvs, json::object());
   ASSERT_TRUE(bytes.has_value());
   auto back = decodeRequest(*bytes);
@@ -302,9 +302,31 @@ TEST(ProtocolTest, IpvsTakesNoFields) {
 }
 
 TEST(ProtocolTest, AnUnknownIdNamesEveryRequestThisTandemdKnows) {
-  std::string e = decodeError(request(14, "{}"));
-  EXPECT_NE(e.find("1 to 13"), std::string::npos) << e;
-  EXPECT_NE(e.find("config-show, history, explain"), std::string::npos) << e;
+  std::string e = decodeError(request(15, "{}"));
+  EXPECT_NE(e.find("1 to 14"), std::string::npos) << e;
+  EXPECT_NE(e.find("config-show, history, explain, drains"), std::string::npos) << e;
+}
+
+TEST(ProtocolTest, DrainIsAChangeWithAServiceAServerAndOn) {
+  EXPECT_TRUE(isMutating(RequestId::kDrain));
+  EXPECT_FALSE(isMutating(RequestId::kDrains));
+  EXPECT_EQ(requestName(RequestId::kDrains), "drains");
+  EXPECT_EQ(requestIdFromWire(14), RequestId::kDrains);
+  DrainArgs args{"web", "203.0.113.10:80", true};
+  auto back = parseDrainArgs(drainBody(args));
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->service, "web");
+  EXPECT_EQ(back->server, "203.0.113.10:80");
+  EXPECT_TRUE(back->on);
+  EXPECT_EQ(parseDrainArgs(json{{"service", "web"}, {"on", true}}).error().message,
+            "the drain request needs \"server\": a real server (ADDR:PORT or ADDR), as a string "
+            "of 1 to 128 bytes");
+  EXPECT_FALSE(parseDrainArgs(json{{"service", "web"}, {"server", "a"}, {"on", 1}}).has_value());
+  EXPECT_FALSE(
+      parseDrainArgs(json{{"service", std::string(129, 'w')}, {"server", "a"}, {"on", true}})
+          .has_value());
+  EXPECT_FALSE(parseDrainArgs(json{{"service", "w"}, {"server", "a"}, {"on", true}, {"wait", true}})
+                   .has_value());
 }
 
 TEST(ProtocolTest, TheConfigRequestsAreTenAndElevenNeedAdminAndTakeNoFields) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "wire/frame.h"
 #include "wire_test_util.h"
 
 namespace tandem::wire {
@@ -53,12 +54,76 @@ TEST(Heartbeat, RoundTripsLimits) {
   EXPECT_EQ(decodeHeartbeat(*b).value(), hb);
 }
 
+Heartbeat withDrains() {
+  Heartbeat hb = sampleHeartbeat();
+  hb.drain_generation = 1764792000123;
+  DrainReport tcp{*DrainTarget::parse("tcp 198.51.100.50:80 203.0.113.10:80"), {3u, 1u}};
+  DrainReport v6{*DrainTarget::parse("udp [2001:db8::50]:53 [2001:db8::10]:53"), {}};
+  DrainReport mark{*DrainTarget::parse("fwmark 7 (IPv6) [2001:db8::11]:0"), {0u, 0u}};
+  hb.drains = {tcp, v6, mark};
+  return hb;
+}
+
 TEST(Heartbeat, LongerPayloadFromANewerSenderIsAcceptedAndTheTailIgnored) {
-  Bytes b = *encodeHeartbeat(sampleHeartbeat());
+  // A newer sender writes every field this one knows, the drains last, then its own.
+  Bytes b = *encodeHeartbeat(withDrains());
   b.insert(b.end(), {0x01, 0x02, 0x03, 0xff});
   Checked<Heartbeat> hb = decodeHeartbeat(b);
   ASSERT_TRUE(hb);
-  EXPECT_EQ(*hb, sampleHeartbeat());
+  EXPECT_EQ(*hb, withDrains());
+}
+
+TEST(Heartbeat, DrainsRoundTripWithTheirProgressAndUnknownCounts) {
+  Checked<Heartbeat> hb = decodeHeartbeat(*encodeHeartbeat(withDrains()));
+  ASSERT_TRUE(hb);
+  EXPECT_EQ(*hb, withDrains());
+  EXPECT_EQ(hb->drains[1].progress.active, std::nullopt);
+  EXPECT_TRUE(hb->drains[2].progress.done());
+}
+
+TEST(Heartbeat, NoDrainEverSetWritesNoDrainSection) {
+  Heartbeat hb = sampleHeartbeat();
+  const size_t without = encodeHeartbeat(hb)->size();
+  hb.drain_generation = 9;  // drains set once, all enabled again since
+  EXPECT_EQ(encodeHeartbeat(hb)->size(), without + 9);
+  EXPECT_EQ(decodeHeartbeat(*encodeHeartbeat(hb)).value(), hb);
+}
+
+TEST(Heartbeat, SixteenIpv6DrainsFitThePayloadAndASeventeenthIsRefused) {
+  Heartbeat hb = sampleHeartbeat();
+  hb.active_view = std::string(64, 'a');
+  hb.move_target = std::string(64, 'b');
+  hb.drain_generation = 1;
+  for (int i = 0; i < 16; ++i) {
+    hb.drains.push_back(
+        {*DrainTarget::parse("sctp [2001:db8::50]:80 [2001:db8::" + std::to_string(i + 1) + "]:80"),
+         {4000000000u, 4000000000u}});
+  }
+  Result<Bytes> b = encodeHeartbeat(hb);
+  ASSERT_TRUE(b);
+  EXPECT_LE(b->size(), kMaxPayloadBytes);
+  EXPECT_EQ(decodeHeartbeat(*b).value(), hb);
+  hb.drains.push_back(hb.drains.front());
+  EXPECT_FALSE(encodeHeartbeat(hb));
+}
+
+TEST(Heartbeat, AMalformedDrainSectionIsABadPayload) {
+  const Bytes good = *encodeHeartbeat(withDrains());
+  // Cut anywhere inside the section: the drains promised are not all there.
+  const size_t without = encodeHeartbeat(sampleHeartbeat())->size();
+  for (size_t cut = without + 1; cut < good.size(); ++cut) {
+    Bytes b(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut));
+    EXPECT_EQ(decodeHeartbeat(b).rejection(), Rejection::kBadPayload) << "cut at " << cut;
+  }
+  Bytes zero_generation = good;
+  for (size_t i = 0; i < 8; ++i) zero_generation[without + i] = 0;
+  EXPECT_EQ(decodeHeartbeat(zero_generation).rejection(), Rejection::kBadPayload);
+  Bytes too_many = good;
+  too_many[without + 8] = 17;
+  EXPECT_EQ(decodeHeartbeat(too_many).rejection(), Rejection::kBadPayload);
+  Bytes bad_protocol = good;
+  bad_protocol[without + 9] = 99;
+  EXPECT_EQ(decodeHeartbeat(bad_protocol).rejection(), Rejection::kBadPayload);
 }
 
 TEST(Heartbeat, APayloadFromASenderWithoutMovesReadsAsNoMove) {
