@@ -24,5 +24,6 @@ void addCheckCommands(CLI::App& app, const GlobalOptions& global, int* exit_code
 void addSyncCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addHistoryCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void addExplainCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void addRealCommands(CLI::App& app, const GlobalOptions& global, int* exit_code);
 
 }  // namespace tandem::cli

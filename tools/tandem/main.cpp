@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   addCheckCommands(app, global, &exit_code);
   addHistoryCommand(app, global, &exit_code);
   addExplainCommand(app, global, &exit_code);
+  addRealCommands(app, global, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -35,11 +35,13 @@ _tandem() {
   esac
   local opts="--json --help"
   case "${path[*]}" in
-    "") _tandem_offer "status explain history resource node maintenance ipvs sync config keygen
-                       check $opts" ;;
+    "") _tandem_offer "status explain history resource node maintenance real ipvs sync config
+                       keygen check $opts" ;;
     resource) _tandem_offer "move clear $opts" ;;
     node) _tandem_offer "standby online $opts" ;;
     maintenance) _tandem_offer "on off $opts" ;;
+    real) _tandem_offer "drain enable list $opts" ;;
+    "real drain") _tandem_offer "--wait --timeout --ipc-name $opts" ;;
     ipvs) _tandem_offer "show $opts" ;;
     sync) _tandem_offer "status $opts" ;;
     config) _tandem_offer "verify diff reload show $opts" ;;
