@@ -113,6 +113,7 @@ class ClusterNode final : public corosync::GroupBusListener {
   // was; fails when kMaxDrains are drained already.
   [[nodiscard]] Result<bool> setDrain(const DrainTarget& t, bool on);
   DrainView drains() const;
+  const DrainBook& drainBook() const { return drains_; }
   bool maintenance() const { return core_.maintenance(); }
   const std::string& lastReason() const { return core_.lastReason(); }
   void clearFailures();

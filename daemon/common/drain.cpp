@@ -7,9 +7,7 @@
 
 namespace tandem {
 
-namespace {
-
-std::string_view protocolWord(uint8_t protocol) {
+std::string ipProtocolName(uint16_t protocol) {
   switch (protocol) {
     case IPPROTO_TCP:
       return "tcp";
@@ -18,9 +16,11 @@ std::string_view protocolWord(uint8_t protocol) {
     case IPPROTO_SCTP:
       return "sctp";
     default:
-      return "";
+      return "proto " + std::to_string(protocol);
   }
 }
+
+namespace {
 
 std::vector<std::string_view> words(std::string_view line) {
   std::vector<std::string_view> out;
@@ -41,7 +41,7 @@ std::string DrainTarget::serviceText() const {
   if (fwmark != 0) {
     return "fwmark " + std::to_string(fwmark) + (family == Family::kInet ? " (IPv4)" : " (IPv6)");
   }
-  return std::string(protocolWord(protocol)) + " " + Endpoint{address, port}.toString();
+  return ipProtocolName(protocol) + " " + Endpoint{address, port}.toString();
 }
 
 std::string DrainTarget::toString() const { return serviceText() + " " + server.toString(); }
@@ -58,7 +58,7 @@ std::optional<DrainTarget> DrainTarget::parse(std::string_view line) {
     server = w[3];
   } else if (w.size() == 3) {
     for (uint8_t p : {uint8_t{IPPROTO_TCP}, uint8_t{IPPROTO_UDP}, uint8_t{IPPROTO_SCTP}}) {
-      if (protocolWord(p) == w[0]) t.protocol = p;
+      if (ipProtocolName(p) == w[0]) t.protocol = p;
     }
     auto service = Endpoint::parse(w[1], false);
     if (t.protocol == 0 || !service) return std::nullopt;

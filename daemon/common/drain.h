@@ -17,6 +17,10 @@
 // and family), so that a reload which renames a [[virtual_server]] keeps its drains.
 namespace tandem {
 
+// "tcp", "udp", "sctp" for IPPROTO_TCP, _UDP, _SCTP; another protocol as "proto N". The one
+// wording of a service's protocol (IPVS's model, the drains, the logs).
+std::string ipProtocolName(uint16_t protocol);
+
 // At most this many at once: the set rides in every heartbeat, whose payload is 1 KiB.
 inline constexpr size_t kMaxDrains = 16;
 

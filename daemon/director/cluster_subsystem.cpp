@@ -290,7 +290,7 @@ void ClusterSubsystem::registerCommands(resources::CommandTable& table) {
     if (!target) {
       // Enabling a drain whose service or server a reload took away: found in the set by its
       // own words.
-      for (const DrainTarget& t : node_->drains().targets) {
+      for (const DrainTarget& t : node_->drainBook().targets()) {
         if (t.serviceText() == parsed->service && t.server.toString() == parsed->server) {
           target = t;
         }
@@ -308,7 +308,7 @@ void ClusterSubsystem::registerCommands(resources::CommandTable& table) {
                           {"server", target->server.toString()},
                           {"drained", parsed->on},
                           {"changed", *changed},
-                          {"generation", node_->drains().generation}};
+                          {"generation", node_->drainBook().generation()}};
   });
   table.add("drains", [this, unavailable](const nlohmann::json&) -> Result<nlohmann::json> {
     if (!node_) return unavailable();

@@ -2,19 +2,10 @@
 
 #include <netinet/in.h>
 
+#include "common/drain.h"
+
 namespace tandem::resources::ipvs {
-std::string protocolName(uint16_t p) {
-  switch (p) {
-    case IPPROTO_TCP:
-      return "tcp";
-    case IPPROTO_UDP:
-      return "udp";
-    case IPPROTO_SCTP:
-      return "sctp";
-    default:
-      return "proto " + std::to_string(p);
-  }
-}
+std::string protocolName(uint16_t p) { return ipProtocolName(p); }
 
 std::string hostPort(const IpAddress& a, uint16_t port) {
   if (a.family == Family::kInet6) return "[" + a.toString() + "]:" + std::to_string(port);
