@@ -526,6 +526,10 @@ std::optional<RoleEvent> ClusterCore::nextEvent(Time now) {
       return RoleEvent::kReleaseOrphans;
     }
     if (startup_.was_active && startup_.resources_present) {
+      if (maintenance_) {
+        last_reason_ = "restarted while ACTIVE in maintenance mode; what is in place is kept";
+        return RoleEvent::kResumeHeld;
+      }
       last_reason_ = "restarted while ACTIVE and nobody took over";
       return RoleEvent::kResumeActive;
     }
@@ -713,7 +717,9 @@ void ClusterCore::apply(Time now, RoleEvent ev, Actions& out) {
   std::optional<Transition> t = step(role_, ev);
   if (!t) return;
   Role from = role_;
-  if (t->next == Role::kTakingOver) {
+  // A resume goes through TAKING_OVER to put back what went missing, but it is the same
+  // tenure: the epoch it restarted with stays.
+  if (t->next == Role::kTakingOver && from != Role::kInit) {
     ++epoch_;
     if (!config_.fencing) lost_holder_.reset();
   }

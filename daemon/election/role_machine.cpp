@@ -21,7 +21,8 @@ struct Row {
 const std::vector<Row>& table() {
   static const std::vector<Row> rows = {
       {R::kInit, E::kInitDone, R::kBackup, {A::kAnnounce}},
-      {R::kInit, E::kResumeActive, R::kActive, {A::kAnnounce}},
+      {R::kInit, E::kResumeActive, R::kTakingOver, {A::kStartResources, A::kAnnounce}},
+      {R::kInit, E::kResumeHeld, R::kActive, {A::kAnnounce}},
       {R::kInit, E::kReleaseOrphans, R::kReleasing, {A::kStopResources, A::kAnnounce}},
 
       {R::kBackup, E::kElected, R::kTakingOver, {A::kStartResources, A::kAnnounce}},
@@ -103,6 +104,8 @@ std::string_view roleEventName(RoleEvent e) {
       return "init-done";
     case E::kResumeActive:
       return "resume-active";
+    case E::kResumeHeld:
+      return "resume-held";
     case E::kReleaseOrphans:
       return "release-orphans";
     case E::kElected:

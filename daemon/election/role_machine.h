@@ -24,8 +24,14 @@ enum class Role : uint8_t {
 inline constexpr size_t kRoleCount = 8;
 
 enum class RoleEvent : uint8_t {
-  kInitDone,           // startup finished with nothing held
-  kResumeActive,       // startup found our resources still in place and nobody else active
+  kInitDone,  // startup finished with nothing held
+  // startup found what we held (all of it or a part: a VIP flushed meanwhile, or a reboot that
+  // kept only the state files) and nobody else active: start the resources again, adopting
+  // those in place, so that the node is ACTIVE only once it holds every VIP and announced it
+  kResumeActive,
+  // as kResumeActive, but in maintenance mode: nothing is started or stopped, the node takes
+  // up ACTIVE with what it finds
+  kResumeHeld,
   kReleaseOrphans,     // startup found resources held while someone else is active
   kElected,            // the election picks us and nobody else holds resources
   kElectedNeedsFence,  // as kElected, but over a peer that was lost rather than released
@@ -40,7 +46,7 @@ enum class RoleEvent : uint8_t {
   kHealthLost,
   kHealthBack,
 };
-inline constexpr size_t kRoleEventCount = 15;
+inline constexpr size_t kRoleEventCount = 16;
 
 enum class RoleAction : uint8_t {
   kStartResources,

@@ -162,6 +162,17 @@ class Cluster : public ::testing::Test {
     }
     return std::nullopt;
   }
+  // Runs until `node` is ACTIVE (10 ms steps); returns how long it took. Fails the test if it
+  // is ACTIVE without every VIP of the config on its interface.
+  std::optional<Millis> untilActiveHoldingVips(const std::string& node) {
+    return runUntil(2s, [&] {
+      if (role(node) != Role::kActive) return false;
+      for (const std::string& v : conf_.vips) {
+        EXPECT_TRUE(holdsVip(node, v.c_str())) << node << " is ACTIVE without " << v;
+      }
+      return true;
+    });
+  }
   void reload(const std::string& node) {
     ASSERT_TRUE(platforms_[node]->nodeDispatcher().deliver(loop::Signal::kHangup));
   }
@@ -362,6 +373,69 @@ TEST_F(Cluster, StopHandsOverBeforeTheLoopEnds) {
   ASSERT_TRUE(runUntil(1s, [&] { return platforms_["a"]->nodeDispatcher().stopped(); }));
   EXPECT_FALSE(holdsVip("a"));
   EXPECT_TRUE(holdsVip("b"));
+}
+
+// --- restarts of tandemd (systemd's Restart=on-failure) ----------------------------------------
+
+TEST_F(Cluster, AnActiveKilledAndRestartedAdoptsItsVipsWithoutRemovingOrMovingThem) {
+  conf_.vips = {"198.51.100.50/32", "198.51.100.51/32"};
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  kill("a");  // kill -9: the kernel keeps the VIPs, STATE_DIR keeps the role
+  run(300ms);
+  const size_t mark = world_.journal.size();
+  start("a");
+  for (Millis t{0}; t < 5s; t += 10ms) {
+    ASSERT_TRUE(holdsVip("a", "198.51.100.50/32") && holdsVip("a", "198.51.100.51/32"))
+        << "a VIP left the interface at +" << t.count() << " ms";
+    ASSERT_NE(role("b"), Role::kActive) << "b took over at +" << t.count() << " ms";
+    sim_.advance(10ms);
+  }
+  EXPECT_EQ(role("a"), Role::kActive);
+  EXPECT_EQ(journalOf("a", mark), (std::vector<std::string>{"holder written", "announce"}))
+      << "adopted in place (the holder rewritten with the same name), announced again";
+  EXPECT_TRUE(journalOf("b", mark).empty()) << "b never touched a resource";
+}
+
+// After a reboot (STATE_DIR on disk) or an `ip addr flush` while tandemd was down, the role file
+// says ACTIVE but the VIPs are gone. The node must not say ACTIVE before they are back.
+TEST_F(Cluster, ARestartWhoseVipsWereFlushedMeanwhileIsActiveOnlyOnceItHoldsAndAnnouncedThem) {
+  conf_.vips = {"198.51.100.50/32", "198.51.100.51/32"};
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  kill("a");
+  platforms_["a"]->addresses().drop("198.51.100.50/32");
+  platforms_["a"]->addresses().drop("198.51.100.51/32");
+  run(300ms);
+  const size_t mark = world_.journal.size();
+  start("a");
+  auto took = untilActiveHoldingVips("a");
+  ASSERT_TRUE(took) << "a never became ACTIVE again";
+  EXPECT_LT(*took, 200ms) << "one heartbeat interval";
+  EXPECT_EQ(journalOf("a", mark),
+            (std::vector<std::string>{"holder written", "add 198.51.100.50/32",
+                                      "add 198.51.100.51/32", "announce"}));
+  run(3s);
+  EXPECT_EQ(active(), std::vector<std::string>{"a"});
+  EXPECT_TRUE(journalOf("b", mark).empty()) << "b never touched a resource";
+}
+
+TEST_F(Cluster, ABackupKilledAndRestartedChangesNoRole) {
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  const size_t mark = world_.journal.size();
+  kill("b");
+  run(300ms);
+  start("b");
+  ASSERT_TRUE(runUntil(3s, [&] { return role("b") == Role::kBackup; }));
+  run(3s);
+  EXPECT_EQ(role("a"), Role::kActive);
+  EXPECT_EQ(role("b"), Role::kBackup);
+  EXPECT_TRUE(journalOf("a", mark).empty()) << "a touched a resource";
+  EXPECT_TRUE(journalOf("b", mark).empty()) << "b touched a resource";
 }
 
 TEST_F(Cluster, StatusAnswersFromTheLastStateAndStartsNoKernelWork) {

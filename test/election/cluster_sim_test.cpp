@@ -49,7 +49,8 @@ TEST(ClusterSim, DaemonCrashWithImmediateRestartCausesNoTakeover) {
   c.start("lb1");
   c.advance(10s);
   EXPECT_TRUE(exactlyOneActive(c, "lb1"));
-  EXPECT_EQ(c.node("lb1").starts, 1) << "the restart resumes without touching resources";
+  EXPECT_EQ(c.node("lb1").starts, 2) << "the resume starts them again, adopting what is there";
+  EXPECT_EQ(c.node("lb1").stops, 0) << "the restart never released";
   EXPECT_EQ(c.node("lb2").starts, 0) << "the peer never took over";
 }
 

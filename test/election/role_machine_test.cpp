@@ -19,7 +19,8 @@ using R = Role;
 const std::map<std::pair<R, E>, Transition>& expected() {
   static const std::map<std::pair<R, E>, Transition> m = {
       {{R::kInit, E::kInitDone}, {R::kBackup, {A::kAnnounce}}},
-      {{R::kInit, E::kResumeActive}, {R::kActive, {A::kAnnounce}}},
+      {{R::kInit, E::kResumeActive}, {R::kTakingOver, {A::kStartResources, A::kAnnounce}}},
+      {{R::kInit, E::kResumeHeld}, {R::kActive, {A::kAnnounce}}},
       {{R::kInit, E::kReleaseOrphans}, {R::kReleasing, {A::kStopResources, A::kAnnounce}}},
       {{R::kBackup, E::kElected}, {R::kTakingOver, {A::kStartResources, A::kAnnounce}}},
       {{R::kBackup, E::kElectedNeedsFence}, {R::kFencing, {A::kRunFence, A::kAnnounce}}},
