@@ -225,7 +225,7 @@ struct Control {
 };
 
 struct Daemon {
-  std::string state_dir = "/run/tandem";
+  std::string state_dir = "/var/lib/tandem";
   std::string log_level = "info";
   bool operator==(const Daemon&) const = default;
 };

@@ -1139,7 +1139,7 @@ class Loader {
     if (auto v = r.string("state_dir")) {
       if (v->empty() || v->front() != '/') {
         r.badValue("state_dir", "\"" + *v + "\" is not an absolute path",
-                   "use an absolute directory, e.g. \"/run/tandem\"");
+                   "use an absolute directory, e.g. \"/var/lib/tandem\"");
       } else {
         d.state_dir = *v;
       }

@@ -40,7 +40,7 @@ TEST(ReloadDiff, EachKeyThatCannotChangeLiveIsRefusedWithBothValues) {
   next.cluster.group = "other";
   next.cluster.name = "u";
   next.cluster.heartbeat_port = 6000;
-  next.daemon.state_dir = "/var/lib/tandem";
+  next.daemon.state_dir = "/srv/tandem";
   next.control.ipc_name = "tandem2";
   ReloadDiff d = diffReload(base(), next, "a");
   ASSERT_FALSE(d.accepted());

@@ -262,12 +262,13 @@ TEST_F(Cluster, ANodeWhoseClockSteppedBackAcrossARestartIsHeardAtOnce) {
       << "the step back is logged";
   // A record that is not a number is named and replaced; the start goes on.
   kill("b");
-  ASSERT_TRUE(platforms_["b"]->stateFiles().write("/run/tandem/incarnation", "garbage\n"));
+  ASSERT_TRUE(platforms_["b"]->stateFiles().write("/var/lib/tandem/incarnation", "garbage\n"));
   start("b");
-  EXPECT_EQ(platforms_["b"]->log().count(
-                LogLevel::kWarning, "/run/tandem/incarnation: \"garbage\" is not an incarnation"),
-            1u);
-  auto record = platforms_["b"]->stateFiles().read("/run/tandem/incarnation");
+  EXPECT_EQ(
+      platforms_["b"]->log().count(
+          LogLevel::kWarning, "/var/lib/tandem/incarnation: \"garbage\" is not an incarnation"),
+      1u);
+  auto record = platforms_["b"]->stateFiles().read("/var/lib/tandem/incarnation");
   ASSERT_TRUE(record && *record);
   EXPECT_NE(**record, "garbage\n");
 }

@@ -144,7 +144,7 @@ class MemoryOwned final : public OwnedStore {
 
  private:
   std::optional<std::string>& text_;
-  std::string path_ = "/run/tandem/ipvs-owned";
+  std::string path_ = "/var/lib/tandem/ipvs-owned";
 };
 
 TEST_F(IpvsSubsystemTest, AServiceDroppedWhileTandemdWasDownIsRemovedAfterTheRestart) {
@@ -159,7 +159,7 @@ TEST_F(IpvsSubsystemTest, AServiceDroppedWhileTandemdWasDownIsRemovedAfterTheRes
     before.configure(load(withWeb()));
     ASSERT_TRUE(kernel_.hasService(kWeb));
   }
-  EXPECT_EQ(dir, "/run/tandem");
+  EXPECT_EQ(dir, "/var/lib/tandem");
   ASSERT_TRUE(file.has_value());
   EXPECT_NE(file->find("tcp 198.51.100.50:80"), std::string::npos) << *file;
   // Restarted with web gone from the config (another service keeps IPVS open).

@@ -62,7 +62,7 @@ TEST_F(ConfigLoaderTest, MinimalFileGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.nodes[0].priority, 100);
   EXPECT_FALSE(c.sync.enabled);
   EXPECT_EQ(c.ipvs.manage, IpvsManage::kOwned);
-  EXPECT_EQ(c.daemon.state_dir, "/run/tandem");
+  EXPECT_EQ(c.daemon.state_dir, "/var/lib/tandem");
   EXPECT_TRUE(r.diagnostics.all().empty());
 }
 

@@ -151,7 +151,7 @@ pair_up() {  # pair_up true|false manual|auto
 }
 
 stack=tandem
-role_is() { node_read "$1" /run/tandem/role && [[ $REPLY == "$2"* ]]; }
+role_is() { node_read "$1" /var/lib/tandem/role && [[ $REPLY == "$2"* ]]; }
 holds_vip() { [[ $(node_exec "$1" ip -o addr show dev eth0) == *" 198.51.100.50/"* ]]; }
 d1_active() {
   if [[ $stack == keepalived ]]; then
