@@ -4,6 +4,8 @@
 # vm_skip REASON: "SKIPPED: REASON" and exit 0, or "FAIL: ..." and exit 1 when
 #   TANDEM_TEST_NO_SKIP=1 (CI runs every test).
 # vm_need_ipvs: loads ip_vs (busybox modprobe in the VM) or skips: this kernel has no IPVS.
+# vm_need_systemd: skips unless PID 1 is systemd (test/vm/suite --systemd boots the VM so; the
+#   tests in test/vm/systemd-tests/ call it first).
 # vm_slow_lab_deadlines: inside the VM (TANDEM_VM_GUEST=1, set by test/vm/guest-init), multiplies
 #   every deadline of lab.sh's wait_until by TANDEM_VM_DEADLINE_SCALE (default 5). Under TCG
 #   each process start costs 5-10 times what it does natively (test/vm/README.md), and lab.sh's
@@ -25,6 +27,14 @@ vm_need_ipvs() {
   modprobe ip_vs >/dev/null 2>&1
   [[ -e /proc/net/ip_vs ]] ||
     vm_skip "this kernel ($(uname -r)) has no IPVS; run it with test/vm/suite (a VM when the host lacks IPVS)"
+}
+
+vm_need_systemd() {
+  local comm=
+  { read -r comm </proc/1/comm; } 2>/dev/null
+  if [[ $comm != systemd ]] || ! command -v systemctl >/dev/null 2>&1; then
+    vm_skip "PID 1 is ${comm:-unknown}, not systemd; run it with test/vm/suite --systemd"
+  fi
 }
 
 vm_slow_lab_deadlines() {
