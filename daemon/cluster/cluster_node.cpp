@@ -123,7 +123,15 @@ uint64_t persistIncarnation(StateFiles& files, const std::string& dir, uint64_t 
 Result<wire::KeyRing> loadKeyRing(const config::Config& cfg, const config::FileSystem& fs) {
   wire::KeyRing ring;
   for (const config::AuthKey& k : cfg.cluster.keys) {
-    std::string path = cfg.keyPath(k);
+    if (!k.credential.empty() && fs.credentialsDirectory().empty()) {
+      return fail(ErrorCode::kNotFound,
+                  "key " + std::to_string(k.id) + ": the systemd credential \"" + k.credential +
+                      "\" is not there ($CREDENTIALS_DIRECTORY is not set): start tandemd "
+                      "from its unit with LoadCredential=" +
+                      k.credential + " or LoadCredentialEncrypted=" + k.credential +
+                      ", or give the key a file");
+    }
+    std::string path = cfg.keyPath(k, fs.credentialsDirectory());
     auto text = fs.readSecret(path, wire::KeyRing::kMinSecretBytes, wire::KeyRing::kMaxSecretBytes);
     if (!text)
       return fail(text.error().code, "key " + std::to_string(k.id) + ": " + text.error().message);

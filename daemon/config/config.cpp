@@ -11,11 +11,27 @@ const Node* Config::findNode(std::string_view name) const {
   return nullptr;
 }
 
-std::string keyPath(const std::string& source, const AuthKey& key) {
+std::string keyPath(const std::string& source, const AuthKey& key,
+                    const std::string& credentials_dir) {
+  if (!key.credential.empty()) {
+    return credentials_dir.empty() ? std::string() : credentials_dir + "/" + key.credential;
+  }
   if (key.file.empty() || key.file.front() == '/') return key.file;
   size_t slash = source.rfind('/');
   std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : source.substr(0, slash);
   return dir + "/" + key.file;
+}
+
+std::optional<std::string> credentialNameProblem(std::string_view name) {
+  if (name.empty()) return "the name is empty";
+  if (name.size() > 255) return "the name is longer than 255 bytes";
+  if (name == "." || name == "..") return "\"" + std::string(name) + "\" is not a file name";
+  for (char c : name) {
+    if (c == '/' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return "the name holds a '/' or a control character";
+    }
+  }
+  return std::nullopt;
 }
 
 std::string checkTypeName(CheckType t) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct Command {
 struct AuthKey {
   uint32_t id = 1;
   std::string file;  // absolute, or resolved against the config file's directory
+  // Or the name of a systemd credential (the unit's LoadCredential= or LoadCredentialEncrypted=):
+  // read from $CREDENTIALS_DIRECTORY, so that the key need not lie on disk in clear.
+  std::string credential;
   bool operator==(const AuthKey&) const = default;
 };
 
@@ -231,8 +235,13 @@ struct Daemon {
 };
 
 // A key file's path: as written when absolute (or empty), else against the directory of the
-// config file `source` names. The loader checks it, the daemon reads it: one rule for both.
-std::string keyPath(const std::string& source, const AuthKey& key);
+// config file `source` names; a credential's, in credentials_dir ("" when there is none). The
+// loader checks it, the daemon reads it: one rule for both.
+std::string keyPath(const std::string& source, const AuthKey& key,
+                    const std::string& credentials_dir);
+// Why name cannot be a systemd credential's (systemd's credential_name_valid: a file name, at
+// most 255 bytes, not "." or ".."); nullopt for one it takes.
+std::optional<std::string> credentialNameProblem(std::string_view name);
 
 // A check type as the config names it: "none", "tcp", "http", ...
 std::string checkTypeName(CheckType t);
@@ -252,8 +261,11 @@ struct Config {
   Daemon daemon;
 
   const Node* findNode(std::string_view name) const;
-  // Where a key file is: as written when absolute, else beside the config file.
-  std::string keyPath(const AuthKey& key) const { return config::keyPath(source, key); }
+  // Where a key file is: as written when absolute, else beside the config file; a credential
+  // in credentials_dir.
+  std::string keyPath(const AuthKey& key, const std::string& credentials_dir) const {
+    return config::keyPath(source, key, credentials_dir);
+  }
 };
 
 }  // namespace tandem::config

@@ -404,22 +404,45 @@ class Loader {
         Position p = kr.where();
         error(p, "[[cluster.key]] has no id; it is required, add id = 1 (1 to 65535)");
       }
-      auto file = kr.string("file", true);
+      // A key comes from a file or from a systemd credential: exactly one of the two.
+      const bool by_credential = kr.has("credential");
+      auto file = by_credential ? kr.string("file") : kr.string("file", true);
+      auto credential = kr.string("credential");
       if (file && file->empty()) {
         kr.badValue("file", "the path is empty", "name the key file, e.g. \"/etc/tandem/authkey\"");
+      }
+      if (file && credential) {
+        kr.badValue("credential", "a key has either a file or a credential, this one has both",
+                    "keep file = ... for a key on disk, or credential = ... for one the unit "
+                    "loads with LoadCredential= or LoadCredentialEncrypted=");
+        credential.reset();
+      }
+      if (credential) {
+        if (auto why = credentialNameProblem(*credential)) {
+          kr.badValue("credential", *why,
+                      "name the credential as the unit's LoadCredential= does, e.g. "
+                      "\"tandem.authkey\"");
+          credential.reset();
+        }
       }
       if (id && !ids.insert(k.id).second) {
         kr.badValue("id", "key id " + std::to_string(k.id) + " is used twice",
                     "each [[cluster.key]] needs its own id");
       }
       kr.finish();
+      if (credential) {
+        k.credential = *credential;
+        pos_.keys.push_back(kr.where("credential"));
+        c.keys.push_back(k);
+        continue;
+      }
       if (!file || file->empty()) continue;  // already reported; nothing to check on disk
       k.file = *file;
       pos_.keys.push_back(kr.where("file"));
       c.keys.push_back(k);
     }
     if (keys.empty()) {
-      c.keys.push_back(AuthKey{1, "/etc/tandem/authkey"});
+      c.keys.push_back(AuthKey{1, "/etc/tandem/authkey", ""});
       pos_.keys.push_back(r.where());
     }
     if (auto v = r.integer("active_key", 1, 65535)) {

@@ -148,9 +148,13 @@ class Validator {
   void checkKeys(const Config& cfg) {
     for (size_t i = 0; i < cfg.cluster.keys.size(); ++i) {
       const AuthKey& k = cfg.cluster.keys[i];
-      std::string path = keyPath(ctx_.file, k);
-      auto info = files_.stat(path);
       std::string id = "key " + std::to_string(k.id);
+      if (!k.credential.empty()) {
+        checkCredential(k, id, pos_.keys[i]);
+        continue;
+      }
+      std::string path = keyPath(ctx_.file, k, "");
+      auto info = files_.stat(path);
       const size_t slash = path.rfind('/');
       const std::string dir = slash == std::string::npos ? "."
                               : slash == 0               ? "/"
@@ -179,6 +183,30 @@ class Validator {
       } else if (info->size < 16 || info->size > 4096) {
         error(pos_.keys[i], id + ": " + secretSizeError(path, info->size, 16, 4096));
       }
+    }
+  }
+
+  // A key from a systemd credential. Outside its unit (`tandem config verify` in a shell) there
+  // is no credentials directory: that is said, not refused, as the unit will have one; tandemd
+  // itself refuses to start without the key.
+  void checkCredential(const AuthKey& k, const std::string& id, Position at) {
+    const std::string dir = files_.credentialsDirectory();
+    if (dir.empty()) {
+      warning(at, id + ": the systemd credential \"" + k.credential +
+                      "\" is read from $CREDENTIALS_DIRECTORY, which is not set here; it is "
+                      "checked when tandemd starts from its unit (LoadCredential=" +
+                      k.credential + " or LoadCredentialEncrypted=" + k.credential + ")");
+      return;
+    }
+    const std::string path = dir + "/" + k.credential;
+    auto info = files_.stat(path);
+    if (!info) {
+      error(at, id + ": no systemd credential \"" + k.credential + "\" in " + dir +
+                    "; the unit must load it: LoadCredential=" + k.credential +
+                    ":/path/to/key, or LoadCredentialEncrypted= with a file from systemd-creds "
+                    "encrypt");
+    } else if (info->size < 16 || info->size > 4096) {
+      error(at, id + ": " + secretSizeError(path, info->size, 16, 4096));
     }
   }
 

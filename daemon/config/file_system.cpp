@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 namespace tandem::config {
 
@@ -53,6 +54,11 @@ Result<std::string> FileSystem::readSecret(const std::string& path, size_t min_b
                 secretSizeError(path, info->size, min_bytes, max_bytes));
   }
   return readFile(path, max_bytes);
+}
+
+std::string PosixFileSystem::credentialsDirectory() const {
+  const char* dir = std::getenv("CREDENTIALS_DIRECTORY");
+  return dir != nullptr && dir[0] == '/' ? std::string(dir) : std::string();
 }
 
 std::optional<FileInfo> PosixFileSystem::stat(const std::string& path) const {

@@ -31,6 +31,9 @@ class FileSystem {
   // the open descriptor, its owner included.
   virtual Result<std::string> readSecret(const std::string& path, size_t min_bytes,
                                          size_t max_bytes) const;
+  // Where systemd put this service's credentials ($CREDENTIALS_DIRECTORY); "" when it did not
+  // (tandemd not started by a unit with LoadCredential=, or a shell).
+  virtual std::string credentialsDirectory() const { return ""; }
 };
 
 // The refusals readSecret words, shared by every FileSystem (and by the config validation).
@@ -44,6 +47,7 @@ class PosixFileSystem final : public FileSystem {
   Result<std::string> readFile(const std::string& path, size_t max_bytes) const override;
   Result<std::string> readSecret(const std::string& path, size_t min_bytes,
                                  size_t max_bytes) const override;
+  std::string credentialsDirectory() const override;
 };
 
 }  // namespace tandem::config

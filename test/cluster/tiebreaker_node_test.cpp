@@ -111,7 +111,7 @@ class TiebreakerNodeTest : public ::testing::Test {
     ::chmod((dir_ + "/authkey").c_str(), 0600);
     cfg_.source = dir_ + "/tandem.conf";
     cfg_.cluster.name = "t";
-    cfg_.cluster.keys = {config::AuthKey{1, "authkey"}};
+    cfg_.cluster.keys = {config::AuthKey{1, "authkey", ""}};
     cfg_.cluster.heartbeat_interval = 200ms;
     cfg_.cluster.group_heartbeat_interval = 200ms;  // the fake bus is the only path here
     cfg_.cluster.dead_time = 1000ms;

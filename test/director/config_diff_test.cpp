@@ -12,7 +12,7 @@ Config base() {
   Config c;
   c.source = "/etc/tandem/tandem.conf";
   c.cluster.name = "t";
-  c.cluster.keys = {AuthKey{1, "authkey"}};
+  c.cluster.keys = {AuthKey{1, "authkey", ""}};
   Node a;
   a.name = "a";
   a.priority = 200;
@@ -82,7 +82,7 @@ TEST(ReloadDiff, ClusterNodesAndDaemonChangesAreNamedInSectionOrder) {
   Config next = base();
   next.cluster.heartbeat_interval = 100ms;
   next.cluster.active_key = 2;
-  next.cluster.keys.push_back(AuthKey{2, "authkey.2"});
+  next.cluster.keys.push_back(AuthKey{2, "authkey.2", ""});
   next.nodes[1].priority = 250;
   next.daemon.log_level = "debug";
   ReloadDiff d = diffReload(base(), next, "a");

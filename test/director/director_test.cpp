@@ -50,9 +50,10 @@ struct Conf {
   std::string fence;       // a command line, or none
   std::string tiebreaker;  // a target address, or none
   std::vector<std::string> real_servers = {"203.0.113.11:80"};
-  std::string fallback;  // the sorry server, or none
-  std::string check;     // the lines of [virtual_server.check], or none
-  std::string sync;      // the lines of [sync], or none
+  std::string fallback;         // the sorry server, or none
+  std::string check;            // the lines of [virtual_server.check], or none
+  std::string sync;             // the lines of [sync], or none
+  bool key_credential = false;  // keys from systemd credentials "tandem.authkey.N", not files
 
   std::string text() const {
     std::string t = "[cluster]\nname = \"t\"\ngroup = \"" + group + "\"\nheartbeat_interval = \"" +
@@ -60,7 +61,8 @@ struct Conf {
                     "\"\n";
     if (keys.size() > 1) t += "active_key = " + std::to_string(active_key) + "\n";
     for (int k : keys) {
-      t += "[[cluster.key]]\nid = " + std::to_string(k) + "\nfile = \"authkey." +
+      t += "[[cluster.key]]\nid = " + std::to_string(k) +
+           (key_credential ? "\ncredential = \"tandem.authkey." : "\nfile = \"authkey.") +
            std::to_string(k) + "\"\n";
     }
     if (!fence.empty()) t += "[cluster.fence]\ncommand = \"" + fence + "\"\n";
@@ -374,6 +376,39 @@ TEST_F(Cluster, StopHandsOverBeforeTheLoopEnds) {
   ASSERT_TRUE(runUntil(1s, [&] { return platforms_["a"]->nodeDispatcher().stopped(); }));
   EXPECT_FALSE(holdsVip("a"));
   EXPECT_TRUE(holdsVip("b"));
+}
+
+// The unit's LoadCredential=tandem.authkey.1: the key is in $CREDENTIALS_DIRECTORY only.
+TEST_F(Cluster, KeysFromSystemdCredentialsSignTheFramesAndWithoutThemTandemdDoesNotStart) {
+  conf_.key_credential = true;
+  build(kPair);
+  const std::string dir = "/run/credentials/tandemd.service";
+  for (const auto& n : kPair) {
+    auto& fs = platforms_[n.name]->fileSystem();
+    for (int k : {1, 2, 3}) fs.remove("/etc/tandem/authkey." + std::to_string(k));
+    fs.credentials_directory = dir;
+    fs.write(dir + "/tandem.authkey.1", std::string(32, 'c'), 0400);
+  }
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] {
+    return role("a") == Role::kActive && role("b") == Role::kBackup;
+  })) << "the pair did not form on the credential's key";
+  EXPECT_GT(counters("b").accepted, 0u);
+  EXPECT_EQ(counters("b").rejectedTotal(), 0u);
+
+  // The same config started outside the unit (no $CREDENTIALS_DIRECTORY).
+  kill("b");
+  platforms_["b"]->fileSystem().credentials_directory.clear();
+  DirectorOptions o;
+  o.config_path = kPath;
+  o.node_name = "b";
+  Director outside(*platforms_["b"], o);
+  auto started = outside.start();
+  ASSERT_FALSE(started);
+  EXPECT_NE(started.error().message.find("the systemd credential \"tandem.authkey.1\" is not "
+                                         "there ($CREDENTIALS_DIRECTORY is not set)"),
+            std::string::npos)
+      << started.error().message;
 }
 
 // --- restarts of tandemd (systemd's Restart=on-failure) ----------------------------------------

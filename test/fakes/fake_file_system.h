@@ -16,6 +16,9 @@ class FakeFileSystem final : public config::FileSystem {
   }
   void remove(const std::string& path) { files_.erase(path); }
   void clear() { files_.clear(); }
+  // $CREDENTIALS_DIRECTORY as systemd would set it; "" as without credentials.
+  std::string credentials_directory;
+  std::string credentialsDirectory() const override { return credentials_directory; }
 
   std::optional<config::FileInfo> stat(const std::string& path) const override {
     auto it = files_.find(path);

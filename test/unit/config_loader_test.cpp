@@ -251,6 +251,82 @@ name = "lb1"
             }));
 }
 
+// A key from a systemd credential (LoadCredential=): read from $CREDENTIALS_DIRECTORY.
+constexpr const char* kCredentialKey = R"(
+[cluster]
+name = "web"
+[[cluster.key]]
+id = 1
+credential = "tandem.authkey"
+[[node]]
+name = "lb1"
+)";
+
+TEST_F(ConfigLoaderTest, AKeyFromACredentialIsReadFromTheCredentialsDirectory) {
+  fs_.credentials_directory = "/run/credentials/tandemd.service";
+  fs_.write("/run/credentials/tandemd.service/tandem.authkey", kKey, 0400);
+  LoadResult r = load(kCredentialKey);
+  ASSERT_TRUE(r.ok()) << r.diagnostics.formatAll();
+  EXPECT_TRUE(lines(r).empty()) << r.diagnostics.formatAll();
+  const AuthKey& k = r.config->cluster.keys.at(0);
+  EXPECT_EQ(k.credential, "tandem.authkey");
+  EXPECT_EQ(k.file, "");
+  EXPECT_EQ(r.config->keyPath(k, fs_.credentialsDirectory()),
+            "/run/credentials/tandemd.service/tandem.authkey");
+}
+
+TEST_F(ConfigLoaderTest, ACredentialKeyOutsideItsUnitIsAWarningAndAMissingOneAnError) {
+  LoadResult shell = load(kCredentialKey);
+  ASSERT_TRUE(shell.ok()) << shell.diagnostics.formatAll();
+  ASSERT_EQ(lines(shell).size(), 1u);
+  EXPECT_EQ(lines(shell)[0].rfind("6:14: warning: key 1: the systemd credential \"tandem.authkey\" "
+                                  "is read from $CREDENTIALS_DIRECTORY, which is not set here",
+                                  0),
+            0u)
+      << lines(shell)[0];
+
+  fs_.credentials_directory = "/run/credentials/tandemd.service";
+  LoadResult unit = load(kCredentialKey);
+  EXPECT_FALSE(unit.ok());
+  EXPECT_EQ(lines(unit), (std::vector<std::string>{
+                             "6:14: key 1: no systemd credential \"tandem.authkey\" in "
+                             "/run/credentials/tandemd.service; the unit must load it: "
+                             "LoadCredential=tandem.authkey:/path/to/key, or "
+                             "LoadCredentialEncrypted= with a file from systemd-creds encrypt"}));
+}
+
+TEST_F(ConfigLoaderTest, AKeyWithBothAFileAndACredentialOrABadNameIsRefused) {
+  LoadResult both = load(R"(
+[cluster]
+name = "web"
+[[cluster.key]]
+id = 1
+file = "/etc/tandem/authkey"
+credential = "tandem.authkey"
+[[node]]
+name = "lb1"
+)");
+  EXPECT_FALSE(both.ok());
+  ASSERT_EQ(lines(both).size(), 1u) << both.diagnostics.formatAll();
+  EXPECT_NE(lines(both)[0].find("7:14: cluster.key.credential: a key has either a file or a "
+                                "credential, this one has both"),
+            std::string::npos)
+      << lines(both)[0];
+
+  LoadResult bad = load(R"(
+[cluster]
+name = "web"
+[[cluster.key]]
+id = 1
+credential = "../authkey"
+[[node]]
+name = "lb1"
+)");
+  EXPECT_FALSE(bad.ok());
+  ASSERT_EQ(lines(bad).size(), 1u) << bad.diagnostics.formatAll();
+  EXPECT_NE(lines(bad)[0].find("the name holds a '/'"), std::string::npos) << lines(bad)[0];
+}
+
 TEST_F(ConfigLoaderTest, SeveralKeysNeedAnActiveOne) {
   fs_.write("/k1", kKey, 0600);
   fs_.write("/k2", kKey, 0400);
