@@ -56,7 +56,17 @@ resources::Subsystem* Director::subsystem(std::string_view name) {
 Result<void> Director::start() {
   platform::Logger& logger = platform_.logger();
   platform::Notifier& notifier = platform_.notifier();
-  config::LoadResult loaded = config::loadConfigFile(options_.config_path, platform_.files());
+  if (!options_.failback_override.empty()) {
+    auto o = config::parseFailbackOverride(options_.failback_override);
+    if (!o) {
+      logger.log(LogLevel::kError, o.error().message);
+      notifier.notify("STATUS=Not started: bad TANDEM_FAILBACK \"" + options_.failback_override +
+                      "\"");
+      return fail(o.error());
+    }
+    failback_override_ = *o;
+  }
+  config::LoadResult loaded = loadConfig();
   logDiagnostics(loaded.diagnostics);
   if (!loaded.ok()) {
     int errors = loaded.diagnostics.errorCount();
@@ -69,6 +79,7 @@ Result<void> Director::start() {
                 options_.config_path + " has " + plural(static_cast<size_t>(errors), "error"));
   }
   config_ = std::move(loaded.config);
+  failback_file_ = loaded_failback_;
   config_text_ = std::move(loaded.text);
   generation_ = 1;
   if (options_.with_cluster) loadHistory();
@@ -299,7 +310,7 @@ void Director::reloadConfig() {
       platform_.dispatcher().now().time_since_epoch());
   platform_.notifier().notify("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec.count()));
 
-  config::LoadResult loaded = config::loadConfigFile(options_.config_path, platform_.files());
+  config::LoadResult loaded = loadConfig();
   logDiagnostics(loaded.diagnostics);
   if (!loaded.ok()) {
     auto errors = static_cast<size_t>(loaded.diagnostics.errorCount());
@@ -330,6 +341,7 @@ void Director::reloadConfig() {
   }
   const config::Config running = std::move(*config_);
   config_ = std::move(next);
+  failback_file_ = loaded_failback_;
   config_text_ = std::move(loaded.text);
   ++generation_;
   applyLogLevel();
@@ -404,6 +416,7 @@ nlohmann::json Director::status() {
     if (!cluster_) return j;
   }
   j["config_generation"] = generation_;
+  if (config_) j["failback"] = failbackJson();
   for (auto& s : subsystems_) {
     nlohmann::json part = s->status();
     if (part.is_object()) j.update(part);
@@ -466,7 +479,7 @@ Result<nlohmann::json> Director::reload() {
 
 Result<nlohmann::json> Director::configDiff() {
   if (!config_) return fail(ErrorCode::kUnavailable, "tandemd has not loaded a config yet");
-  config::LoadResult loaded = config::loadConfigFile(options_.config_path, platform_.files());
+  config::LoadResult loaded = loadConfig();
   if (!loaded.ok()) {
     return fail(ErrorCode::kInvalidArgument,
                 options_.config_path + " does not load, so a reload would be refused:\n" +
@@ -513,6 +526,29 @@ Result<nlohmann::json> Director::sync() {
 void Director::pingWatchdog() {
   platform_.notifier().notify("WATCHDOG=1");
   watchdog_timer_->arm(watchdog_interval_);
+}
+
+config::LoadResult Director::loadConfig() {
+  config::LoadResult loaded = config::loadConfigFile(options_.config_path, platform_.files());
+  if (loaded.config) {
+    // Kept aside for the one loaded config that is taken: start and an accepted reload set
+    // failback_file_ from it (Director::status names both).
+    loaded_failback_ = config::failbackOf(*loaded.config);
+    config::applyFailbackOverride(*loaded.config, failback_override_);
+  }
+  return loaded;
+}
+
+nlohmann::json Director::failbackJson() const {
+  const config::FailbackSetting in_force = config::failbackOf(*config_);
+  auto describe = [](const config::FailbackSetting& s) {
+    return nlohmann::json{{"policy", config::failbackText(s)},
+                          {"delay_ms", static_cast<int64_t>(s.delay.count())}};
+  };
+  nlohmann::json j = describe(in_force);
+  j["source"] = failback_override_ ? "TANDEM_FAILBACK" : "config file";
+  j["config_file"] = describe(failback_file_);
+  return j;
 }
 
 void Director::logDiagnostics(const config::Diagnostics& diagnostics) {

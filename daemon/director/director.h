@@ -10,7 +10,9 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "config/config_diff.h"
+#include "config/config_loader.h"
 #include "config/diagnostics.h"
+#include "config/failback_override.h"
 #include "core/subsystem.h"
 #include "director/cluster_subsystem.h"
 #include "director/history.h"
@@ -33,6 +35,9 @@ struct DirectorOptions {
   // Join the cluster and serve `tandem` (a config check or a test of the process object
   // alone may run without them).
   bool with_cluster = true;
+  // TANDEM_FAILBACK from the unit's environment file (tandemd --failback): imposed over
+  // [cluster] failback at start and at every reload; "" for none.
+  std::string failback_override;
 };
 
 // One director: the running config, its subsystems (the cluster, then those of the registry,
@@ -105,6 +110,11 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   void persistHistory();
   void pingWatchdog();
   void logDiagnostics(const config::Diagnostics& diagnostics);
+  // Reads the config file, with the failback override put in (failback_file_ keeps the file's).
+  config::LoadResult loadConfig();
+  // {"policy", "delay_ms", "source": "TANDEM_FAILBACK" or "config file", "config_file": what
+  // the file says}
+  nlohmann::json failbackJson() const;
   void applyLogLevel();
   void refuseReload(const std::string& why, size_t errors);
   std::string describeRunning() const;
@@ -114,6 +124,9 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   DirectorOptions options_;
   std::optional<config::Config> config_;
   std::string config_text_;  // what config_ was read from
+  std::optional<config::FailbackSetting> failback_override_;
+  config::FailbackSetting failback_file_;    // the running config file's own failback
+  config::FailbackSetting loaded_failback_;  // the last file read's, before the override
   uint64_t generation_ = 0;
   bool stopping_ = false;
   bool started_ = false;

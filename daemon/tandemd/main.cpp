@@ -10,6 +10,7 @@
 #include <string>
 
 #include "config/config_loader.h"
+#include "config/failback_override.h"
 #include "director/director.h"
 #include "platform/daemonize.h"
 #include "platform/linux_platform.h"
@@ -24,7 +25,13 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;  // invalid config, or the daemon could not start
 constexpr int kExitUsage = 2;
 
-int checkConfig(const std::string& path) {
+int checkConfig(const std::string& path, const std::string& failback) {
+  if (!failback.empty()) {
+    if (auto o = config::parseFailbackOverride(failback); !o) {
+      std::cerr << o.error().message << "\n";
+      return kExitFailure;
+    }
+  }
   config::PosixFileSystem files;
   config::LoadResult r = config::loadConfigFile(path, files);
   std::cerr << r.diagnostics.formatAll();
@@ -38,7 +45,8 @@ int checkConfig(const std::string& path) {
   return kExitOk;
 }
 
-int runDaemon(std::string path, bool foreground, const std::string& node_name) {
+int runDaemon(std::string path, bool foreground, const std::string& node_name,
+              const std::string& failback) {
   // Reloads re-read the path after the daemon has left the directory it was started in.
   std::error_code ec;
   if (auto abs = std::filesystem::absolute(path, ec); !ec) path = abs.lexically_normal().string();
@@ -65,6 +73,7 @@ int runDaemon(std::string path, bool foreground, const std::string& node_name) {
   director::DirectorOptions options;
   options.config_path = path;
   options.node_name = node_name;
+  options.failback_override = failback;
   options.watchdog_period = platform::SystemdNotifier::watchdogPeriod();
   if (detached) options.main_pid = static_cast<int>(::getpid());
 
@@ -91,6 +100,7 @@ int main(int argc, char** argv) {
   bool foreground = false;
   bool check_only = false;
   std::string node_name;
+  std::string failback;
   app.add_option("-c,--config", config_path, "the config file")->capture_default_str();
   app.add_flag("-f,--foreground", foreground,
                "stay in the foreground and log to stderr (systemd units use this)");
@@ -99,6 +109,10 @@ int main(int argc, char** argv) {
   app.add_option("--node", node_name,
                  "this director's [[node]] name (default: the host name, as corosync uses)")
       ->envname("TANDEM_NODE");
+  app.add_option("--failback", failback,
+                 "impose this failback policy over the config file's: auto, manual or "
+                 "delayed:DURATION (the unit's environment file sets it)")
+      ->envname("TANDEM_FAILBACK");
   app.set_version_flag("--version", "tandemd " TANDEM_VERSION);
   try {
     app.parse(argc, argv);
@@ -110,12 +124,12 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
-  if (check_only) return checkConfig(config_path);
+  if (check_only) return checkConfig(config_path, failback);
   if (node_name.empty()) {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     node_name = host;
     if (auto dot = node_name.find('.'); dot != std::string::npos) node_name.resize(dot);
   }
-  return runDaemon(config_path, foreground, node_name);
+  return runDaemon(config_path, foreground, node_name, failback);
 }

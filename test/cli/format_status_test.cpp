@@ -31,17 +31,11 @@ using cli::testing::readFile;
 
 // The cases below, so that a golden file without a test (or the reverse) is noticed.
 const std::set<std::string>& knownCases() {
-  static const std::set<std::string> cases = {"two-nodes",
-                                              "three-nodes-lost-peer",
-                                              "no-active",
-                                              "rejected-frames",
-                                              "move-standby-never-heard",
-                                              "partial-document",
-                                              "vips-announced",
-                                              "failback-waiting",
-                                              "quorum-held",
-                                              "maintenance-move-lifetime",
-                                              "standby-lifetime"};
+  static const std::set<std::string> cases = {
+      "two-nodes",       "three-nodes-lost-peer",     "no-active",
+      "rejected-frames", "move-standby-never-heard",  "partial-document",
+      "vips-announced",  "failback-waiting",          "failback-override",
+      "quorum-held",     "maintenance-move-lifetime", "standby-lifetime"};
   return cases;
 }
 
@@ -81,6 +75,10 @@ TEST(StatusGoldenTest, AStandbyWithALifetimeSaysWhenItEnds) { expectGolden("stan
 
 TEST(StatusGoldenTest, AFailbackHeldBackForConnectionSyncSaysWhatItWaitsFor) {
   expectGolden("failback-waiting");
+}
+
+TEST(StatusGoldenTest, AFailbackPolicyFromTheUnitsEnvironmentSaysWhatTheConfigFileSays) {
+  expectGolden("failback-override");
 }
 
 TEST(StatusGoldenTest, AQuorumVerdictHeldOverALostVotequorumSaysSince) {

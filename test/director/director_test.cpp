@@ -116,6 +116,7 @@ class Cluster : public ::testing::Test {
     DirectorOptions o;
     o.config_path = kPath;
     o.node_name = node;
+    o.failback_override = failback_override_[node];
     directors_[node] = std::make_unique<Director>(*platforms_[node], o);
     auto started = directors_[node]->start();
     ASSERT_TRUE(started) << node << ": " << started.error().message;
@@ -193,6 +194,7 @@ class Cluster : public ::testing::Test {
   fakes::SimDispatcher sim_;
   fakes::FakeWorld world_{sim_};
   Conf conf_;
+  std::map<std::string, std::string> failback_override_;  // TANDEM_FAILBACK per node
   std::map<std::string, std::unique_ptr<FakePlatform>> platforms_;
   // Declared last: directors go before the platforms they run on.
   std::map<std::string, std::unique_ptr<Director>> directors_;
@@ -409,6 +411,47 @@ TEST_F(Cluster, KeysFromSystemdCredentialsSignTheFramesAndWithoutThemTandemdDoes
                                          "there ($CREDENTIALS_DIRECTORY is not set)"),
             std::string::npos)
       << started.error().message;
+}
+
+// /etc/default/tandem: TANDEM_FAILBACK=auto on both directors, whose config file says manual.
+TEST_F(Cluster, TheUnitsFailbackOverrideRulesOverTheFileThroughReloadsAndStatusSaysSo) {
+  build(kPair);
+  failback_override_["a"] = "auto";
+  failback_override_["b"] = "auto";
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  const nlohmann::json f = directors_["a"]->status()["failback"];
+  EXPECT_EQ(f["policy"], "auto");
+  EXPECT_EQ(f["source"], "TANDEM_FAILBACK");
+  EXPECT_EQ(f["config_file"]["policy"], "manual");
+
+  reload("a");  // the same file: the override stays, and the reload changes nothing
+  run(500ms);
+  EXPECT_EQ(directors_["a"]->status()["failback"]["policy"], "auto");
+  EXPECT_EQ(directors_["a"]->status()["config_generation"], 2);
+
+  kill("a");
+  ASSERT_TRUE(runUntil(3s, [&] { return role("b") == Role::kActive; }));
+  start("a");
+  // The holder's policy decides whether it gives the service back: b's override (auto) makes
+  // it hand over to the preferred a, where the file (manual) would keep it on b.
+  EXPECT_TRUE(runUntil(10s, [&] { return role("a") == Role::kActive; }))
+      << "a did not fail back under the overriding auto";
+}
+
+TEST_F(Cluster, ABadFailbackOverrideStopsTheStartNamingTheVariable) {
+  build(kPair);
+  failback_override_["a"] = "sometimes";
+  DirectorOptions o;
+  o.config_path = kPath;
+  o.node_name = "a";
+  o.failback_override = failback_override_["a"];
+  Director d(*platforms_["a"], o);
+  auto started = d.start();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().message,
+            "failback override \"sometimes\" (TANDEM_FAILBACK or --failback): not a failback "
+            "policy; use auto, manual or delayed:DURATION (e.g. delayed:5m)");
 }
 
 // --- restarts of tandemd (systemd's Restart=on-failure) ----------------------------------------

@@ -109,6 +109,19 @@ std::string resourceDetail(const json& r) {
   return out;
 }
 
+// "manual (TANDEM_FAILBACK; the config file says auto)", "delayed 5m (config file)"; "" when
+// the answer has none (an older tandemd).
+std::string failbackPolicy(const json& status) {
+  auto f = status.find("failback");
+  if (f == status.end() || !f->is_object()) return "";
+  std::string out = textOf(*f, "policy") + " (" + textOf(*f, "source");
+  if (auto file = f->find("config_file");
+      textOf(*f, "source") != "config file" && file != f->end() && file->is_object()) {
+    out += "; the config file says " + textOf(*file, "policy");
+  }
+  return out + ")";
+}
+
 // What this director holds, in start order. Absent from older daemons' answers: no section.
 std::string resourcesSection(const json& status) {
   auto resources = status.find("resources");
@@ -173,10 +186,12 @@ std::string formatStatus(const json& status) {
   if (std::string standby_left = left("standby_left_ms"); !standby_left.empty()) {
     head.push_back({"Standby:", local_node + " (requested by an operator" + standby_left + ")"});
   }
+  std::string failback = failbackPolicy(status);
   if (auto wait = status.find("failback_waiting");
       wait != status.end() && wait->is_string() && !wait->get<std::string>().empty()) {
-    head.push_back({"Failback:", wait->get<std::string>()});
+    failback += (failback.empty() ? "" : "; ") + wait->get<std::string>();
   }
+  if (!failback.empty()) head.push_back({"Failback:", failback});
   std::string banner;
   if (auto m = status.find("maintenance"); m != status.end() && m->is_boolean() && m->get<bool>()) {
     banner =
