@@ -136,7 +136,9 @@ class TandemdProcessTest : public ::testing::Test {
     std::string out(text);
     std::string own = "[cluster]\nheartbeat_port = " + std::to_string(port_) + "\n";
     out.replace(out.find("[cluster]\n"), std::string("[cluster]\n").size(), own);
-    return out + "[control]\nipc_name = \"tandem-test-" + std::to_string(port_) + "\"\n";
+    // The state in the test's own directory, never the host's /var/lib/tandem.
+    return out + "[control]\nipc_name = \"tandem-test-" + std::to_string(port_) + "\"\n" +
+           "[daemon]\nstate_dir = \"" + dir_ + "/state\"\n";
   }
 
   void SetUp() override {
