@@ -43,8 +43,9 @@ class OwnedStore {
 };
 
 // A file (temp + fsync + rename); its directory is created (one level) when missing. The
-// daemon's is <[daemon] state_dir>/ipvs-owned: /run/tandem by default, which a reboot empties
-// together with the kernel's IPVS table.
+// daemon's is <[daemon] state_dir>/ipvs-owned: /var/lib/tandem by default, which outlives a
+// reboot while the kernel's IPVS table does not: after one, a service that the list names and
+// something else created at boot with the same key is taken for tandem's.
 class OwnedFile final : public OwnedStore {
  public:
   explicit OwnedFile(std::string path) : path_(std::move(path)) {}

@@ -272,11 +272,12 @@ TEST_F(RealCorosync, SendsRefusedUnderFlowControlAreQueuedAndDeliveredInOrder) {
   // Small messages never get there: each send is a round trip, and corosync buffers deliveries
   // to a client that does not read them without pushing back. 100 kB ones sent back to back
   // (one buffer, no allocation between sends: under ASan a fresh 100 kB string per send is
-  // slow enough for totem to keep up) fill it within a few dozen. The bus has to queue them,
-  // not block or drop them.
+  // slow enough for totem to keep up) fill it, after about 1,500 here (it was a few dozen once).
+  // The bus has to queue them, not block or drop them. One CI run passed 2,000 sends in 0.3 s
+  // without a refusal: up to 20,000 (about 3 s at that pace) before calling it a failure.
   constexpr size_t kLimit = 8;
   constexpr size_t kSize = 100'000;
-  constexpr size_t kMaxSends = 2'000;
+  constexpr size_t kMaxSends = 20'000;
   RecordingListener flooded;
   CpgBusOptions options;
   options.queue = {kLimit, 64 << 20};  // the count limit is the one to hit

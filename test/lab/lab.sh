@@ -249,6 +249,10 @@ node=$1 dir=$2 shm=$3
 hostname "$node"
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$dir/etc,workdir=$dir/.work/etc" /etc
 mount -t overlay overlay -o "lowerdir=/var,upperdir=$dir/var,workdir=$dir/.work/var" /var
+# The state_dir of tandemd: empty and the node own, never the host one through the overlay lower
+# layer (a director installed on the host, or d1 of the systemd VM, would hand its role over).
+mkdir -p /var/lib/tandem
+mount -t tmpfs -o mode=0750,size=16m lab-tandem /var/lib/tandem
 mount -t tmpfs -o mode=0755,size=64m lab-run /run
 mkdir -p /run/lock
 mount -t tmpfs -o "mode=1777,size=$shm" lab-shm /dev/shm
