@@ -66,7 +66,8 @@ Result<void> Director::start() {
     }
     failback_override_ = *o;
   }
-  config::LoadResult loaded = loadConfig();
+  config::FailbackSetting file_failback;
+  config::LoadResult loaded = loadConfig(&file_failback);
   logDiagnostics(loaded.diagnostics);
   if (!loaded.ok()) {
     int errors = loaded.diagnostics.errorCount();
@@ -79,7 +80,7 @@ Result<void> Director::start() {
                 options_.config_path + " has " + plural(static_cast<size_t>(errors), "error"));
   }
   config_ = std::move(loaded.config);
-  failback_file_ = loaded_failback_;
+  failback_file_ = file_failback;
   config_text_ = std::move(loaded.text);
   generation_ = 1;
   if (options_.with_cluster) loadHistory();
@@ -310,7 +311,8 @@ void Director::reloadConfig() {
       platform_.dispatcher().now().time_since_epoch());
   platform_.notifier().notify("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec.count()));
 
-  config::LoadResult loaded = loadConfig();
+  config::FailbackSetting file_failback;
+  config::LoadResult loaded = loadConfig(&file_failback);
   logDiagnostics(loaded.diagnostics);
   if (!loaded.ok()) {
     auto errors = static_cast<size_t>(loaded.diagnostics.errorCount());
@@ -341,7 +343,7 @@ void Director::reloadConfig() {
   }
   const config::Config running = std::move(*config_);
   config_ = std::move(next);
-  failback_file_ = loaded_failback_;
+  failback_file_ = file_failback;
   config_text_ = std::move(loaded.text);
   ++generation_;
   applyLogLevel();
@@ -479,7 +481,7 @@ Result<nlohmann::json> Director::reload() {
 
 Result<nlohmann::json> Director::configDiff() {
   if (!config_) return fail(ErrorCode::kUnavailable, "tandemd has not loaded a config yet");
-  config::LoadResult loaded = loadConfig();
+  config::LoadResult loaded = loadConfig(nullptr);
   if (!loaded.ok()) {
     return fail(ErrorCode::kInvalidArgument,
                 options_.config_path + " does not load, so a reload would be refused:\n" +
@@ -528,12 +530,10 @@ void Director::pingWatchdog() {
   watchdog_timer_->arm(watchdog_interval_);
 }
 
-config::LoadResult Director::loadConfig() {
+config::LoadResult Director::loadConfig(config::FailbackSetting* file_failback) {
   config::LoadResult loaded = config::loadConfigFile(options_.config_path, platform_.files());
   if (loaded.config) {
-    // Kept aside for the one loaded config that is taken: start and an accepted reload set
-    // failback_file_ from it (Director::status names both).
-    loaded_failback_ = config::failbackOf(*loaded.config);
+    if (file_failback != nullptr) *file_failback = config::failbackOf(*loaded.config);
     config::applyFailbackOverride(*loaded.config, failback_override_);
   }
   return loaded;

@@ -110,8 +110,9 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   void persistHistory();
   void pingWatchdog();
   void logDiagnostics(const config::Diagnostics& diagnostics);
-  // Reads the config file, with the failback override put in (failback_file_ keeps the file's).
-  config::LoadResult loadConfig();
+  // Reads the config file with the failback override put in; the file's own failback goes to
+  // file_failback (when given), for failback_file_ once the config is taken.
+  config::LoadResult loadConfig(config::FailbackSetting* file_failback);
   // {"policy", "delay_ms", "source": "TANDEM_FAILBACK" or "config file", "config_file": what
   // the file says}
   nlohmann::json failbackJson() const;
@@ -125,8 +126,7 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   std::optional<config::Config> config_;
   std::string config_text_;  // what config_ was read from
   std::optional<config::FailbackSetting> failback_override_;
-  config::FailbackSetting failback_file_;    // the running config file's own failback
-  config::FailbackSetting loaded_failback_;  // the last file read's, before the override
+  config::FailbackSetting failback_file_;  // the running config file's own failback
   uint64_t generation_ = 0;
   bool stopping_ = false;
   bool started_ = false;
