@@ -116,6 +116,11 @@ class ClusterNode final : public corosync::GroupBusListener {
   const DrainBook& drainBook() const { return drains_; }
   bool maintenance() const { return core_.maintenance(); }
   const std::string& lastReason() const { return core_.lastReason(); }
+  const std::array<uint64_t, election::kRoleEventCount>& roleChanges() const {
+    return core_.roleChanges();
+  }
+  uint64_t takeovers() const { return core_.takeovers(); }
+  std::optional<Millis> lastTakeover() const { return core_.lastTakeover(); }
   void clearFailures();
   // The share of healthy real servers this director's checks see, per mille (1000 without
   // checks; election::kHealthNoRealServer when none is up): the Health it advertises.

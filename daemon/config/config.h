@@ -228,6 +228,14 @@ struct Control {
   bool operator==(const Control&) const = default;
 };
 
+// The OpenMetrics endpoint (conf/metrics.md): off unless asked for, and on localhost unless
+// told otherwise, since it shows the cluster's layout to whoever can connect.
+struct Metrics {
+  bool enabled = false;
+  Endpoint listen{*IpAddress::parse("127.0.0.1"), 9474};
+  bool operator==(const Metrics&) const = default;
+};
+
 struct Daemon {
   std::string state_dir = "/var/lib/tandem";
   std::string log_level = "info";
@@ -258,6 +266,7 @@ struct Config {
   Sync sync;
   Ipvs ipvs;
   Control control;
+  Metrics metrics;
   Daemon daemon;
 
   const Node* findNode(std::string_view name) const;

@@ -312,6 +312,10 @@ ReloadDiff diffReload(const Config& running, const Config& next, std::string_vie
              "`tandem` finds the daemon by this name, which is published once, at start");
   }
   c.compare("control", "group", running.control.group, next.control.group, quoted);
+  c.compare("metrics", "enabled", running.metrics.enabled, next.metrics.enabled,
+            [](bool v) { return std::string(v ? "true" : "false"); });
+  c.compare("metrics", "listen", running.metrics.listen, next.metrics.listen,
+            [](const Endpoint& e) { return quoted(e.toString()); });
   if (running.daemon.state_dir != next.daemon.state_dir) {
     c.refuse("daemon.state_dir", quoted(running.daemon.state_dir), quoted(next.daemon.state_dir),
              "the role and the owned IPVS services are kept there; moving it would lose them");

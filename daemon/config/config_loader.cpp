@@ -357,6 +357,9 @@ class Loader {
     if (const toml::table* t = r.table("control")) {
       readControl(TableReader(*t, "control", ctx_), cfg.control);
     }
+    if (const toml::table* t = r.table("metrics")) {
+      readMetrics(TableReader(*t, "metrics", ctx_), cfg.metrics);
+    }
     if (const toml::table* t = r.table("daemon")) {
       readDaemon(TableReader(*t, "daemon", ctx_), cfg.daemon);
     }
@@ -1153,6 +1156,19 @@ class Loader {
                    "use 1 to 64 letters, digits, '-', '_' or '.'");
       } else {
         c.ipc_name = *v;
+      }
+    }
+    r.finish();
+  }
+
+  void readMetrics(TableReader r, Metrics& m) {
+    if (auto v = r.boolean("enabled")) m.enabled = *v;
+    if (auto v = r.string("listen")) {
+      if (auto e = Endpoint::parse(*v, false)) {
+        m.listen = *e;
+      } else {
+        r.badValue("listen", endpointProblem(*v, false),
+                   "use ADDRESS:PORT, e.g. \"127.0.0.1:9474\" or \"[::1]:9474\"");
       }
     }
     r.finish();

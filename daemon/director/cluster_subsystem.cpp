@@ -204,6 +204,52 @@ nlohmann::json ClusterSubsystem::status() const {
   return j;
 }
 
+void ClusterSubsystem::writeMetrics(metrics::Exposition& out) const {
+  if (!node_) return;
+  using metrics::labelSet;
+  using metrics::Type;
+  const election::CoreStatus st = node_->status();
+  out.family("tandem_role", Type::kGauge, "1 for this director's role, 0 for the others");
+  const std::string_view own = election::roleName(node_->role());
+  for (size_t i = 0; i < election::kRoleCount; ++i) {
+    const std::string_view role = election::roleName(static_cast<election::Role>(i));
+    out.sample(labelSet({{"role", role}}), role == own ? 1.0 : 0.0);
+  }
+  out.family("tandem_node_role", Type::kGauge,
+             "1 for each node's role as this director last heard it; all 0 for a node not heard");
+  for (const election::NodeView& n : st.nodes) {
+    for (size_t i = 0; i < election::kRoleCount; ++i) {
+      const std::string_view role = election::roleName(static_cast<election::Role>(i));
+      out.sample(labelSet({{"node", n.name}, {"role", role}}), n.role == role ? 1.0 : 0.0);
+    }
+  }
+  out.gauge("tandem_epoch", "The election's epoch: it rises at every takeover in the cluster",
+            static_cast<double>(st.epoch));
+  out.gauge("tandem_quorum_known", "1 once votequorum has answered (or its answer is held)",
+            st.quorate ? 1.0 : 0.0);
+  out.gauge("tandem_quorate", "1 when the cluster is quorate, 0 when not or unknown",
+            st.quorate.value_or(false) ? 1.0 : 0.0);
+  out.family("tandem_peer_last_heartbeat_age_seconds", Type::kGauge,
+             "Time since the last heartbeat from each other node", "seconds");
+  for (const election::NodeView& n : st.nodes) {
+    if (n.name == self_ || !n.last_heartbeat_ms) continue;
+    out.sample(labelSet({{"node", n.name}}), static_cast<double>(*n.last_heartbeat_ms) / 1000.0);
+  }
+  const wire::FrameCounters& frames = node_->frameCounters();
+  out.counter("tandem_frames_accepted", "Heartbeat and control frames accepted", frames.accepted);
+  out.family("tandem_frames_rejected", Type::kCounter, "Frames rejected, by reason");
+  for (wire::Rejection r : wire::kAllRejections) {
+    out.sample(labelSet({{"reason", wire::name(r)}}), frames.of(r));
+  }
+  out.family("tandem_role_changes", Type::kCounter,
+             "This director's role changes, by the event that made each");
+  const auto& changes = node_->roleChanges();
+  for (size_t i = 0; i < election::kRoleEventCount; ++i) {
+    out.sample(labelSet({{"event", election::roleEventName(static_cast<election::RoleEvent>(i))}}),
+               changes[i]);
+  }
+}
+
 void ClusterSubsystem::registerCommands(resources::CommandTable& table) {
   auto unavailable = [] {
     return Result<nlohmann::json>(

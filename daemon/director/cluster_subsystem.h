@@ -31,6 +31,9 @@ class ClusterSubsystem final : public resources::Subsystem, private corosync::Qu
   Result<void> start() override;
   std::vector<resources::HeldResource> held() override;
   nlohmann::json status() const override;
+  // The role of every node as heard, the epoch, quorum, heartbeats' age, frames and role
+  // changes (conf/metrics.md).
+  void writeMetrics(metrics::Exposition& out) const override;
   void registerCommands(resources::CommandTable& table) override;
   void shutdown() override;
 

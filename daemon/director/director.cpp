@@ -108,6 +108,14 @@ Result<void> Director::start() {
       record({e.at_ms, "real-server",
               e.virtual_server + " " + e.real_server.toString() + (e.up ? " up" : " down"),
               e.check + ": " + e.reason, std::nullopt});
+      journal(JournalKind::kRealServer, e.up ? LogLevel::kNotice : LogLevel::kWarning,
+              std::string("real server ") + (e.up ? "up " : "down ") + kv("vs", e.virtual_server) +
+                  " " + kv("rs", e.real_server.toString()) + " " +
+                  kv("reason", e.check + ": " + e.reason),
+              {{"TANDEM_VS", e.virtual_server},
+               {"TANDEM_RS", e.real_server.toString()},
+               {"TANDEM_HEALTH", e.up ? "up" : "down"},
+               {"TANDEM_REASON", e.check + ": " + e.reason}});
     };
     DrainHooks drains;
     subsystems_ = buildSubsystems(platform_, options_.node_name, std::move(links), &drains);
@@ -137,6 +145,15 @@ Result<void> Director::start() {
       admin_ = std::move(*admin);
     }
   }
+  if (prepared && options_.with_cluster) {
+    loop_lag_ = std::make_unique<metrics::LoopLag>(platform_.dispatcher());
+    auto endpoint = openMetrics(config_->metrics);
+    if (!endpoint) {
+      prepared = fail(endpoint.error());
+    } else {
+      metrics_ = std::move(*endpoint);
+    }
+  }
   if (!prepared) {
     logger.log(LogLevel::kError, "cannot start: " + prepared.error().message);
     notifier.notify("STATUS=Not started: " + prepared.error().message);
@@ -158,6 +175,9 @@ Result<void> Director::start() {
   std::string ready = "READY=1\nSTATUS=Running " + describeRunning();
   if (options_.main_pid) ready += "\nMAINPID=" + std::to_string(*options_.main_pid);
   notifier.notify(ready);
+  journal(JournalKind::kStart, LogLevel::kNotice, started,
+          {{"TANDEM_CONFIG", options_.config_path},
+           {"TANDEM_GENERATION", std::to_string(generation_)}});
   return {};
 }
 
@@ -198,18 +218,92 @@ void Director::onRole(election::Role role) {
       {0, "role",
        std::string(election::roleName(last_role_)) + " -> " + std::string(election::roleName(role)),
        reason, std::nullopt});
-  const loop::MonoTime now = platform_.dispatcher().now();
-  if (role == election::Role::kTakingOver) taking_over_since_ = now;
-  // Out of INIT it is a resume, not a takeover. A takeover whose resources answered at once
-  // reports no TAKING_OVER of its own: it took 0 ms.
-  if (role == election::Role::kActive && last_role_ != election::Role::kInit) {
-    const auto took = taking_over_since_
-                          ? std::chrono::duration_cast<Millis>(now - *taking_over_since_)
-                          : Millis(0);
+  journal(JournalKind::kRole, LogLevel::kNotice,
+          "role " + std::string(election::roleName(role)) + " " +
+              kv("previous", election::roleName(last_role_)) + " " + kv("reason", reason),
+          {{"TANDEM_ROLE", std::string(election::roleName(role))},
+           {"TANDEM_PREVIOUS_ROLE", std::string(election::roleName(last_role_))},
+           {"TANDEM_REASON", reason}});
+  // The core counts takeovers (TAKING_OVER to ACTIVE after an election, not a restart's
+  // resume): roles reached within one event come here as the last one only, so a cold start
+  // that is elected at once reports INIT -> ACTIVE.
+  cluster::ClusterNode* node = clusterNode();
+  if (node != nullptr && node->takeovers() > takeovers_) {
+    takeovers_ = node->takeovers();
+    const Millis took = node->lastTakeover().value_or(Millis(0));
     record({0, "takeover", "took over the services", reason, took.count()});
+    std::vector<std::pair<std::string, std::string>> fields{
+        {"TANDEM_DURATION_MS", std::to_string(took.count())}, {"TANDEM_REASON", reason}};
+    for (const std::string& vip : myVips()) fields.emplace_back("TANDEM_VIP", vip);
+    journal(JournalKind::kTakeover, LogLevel::kNotice,
+            "took over the services " + kv("took_ms", static_cast<uint64_t>(took.count())) + " " +
+                kv("reason", reason),
+            std::move(fields));
   }
-  if (role != election::Role::kTakingOver) taking_over_since_.reset();
   last_role_ = role;
+}
+
+Result<std::unique_ptr<platform::Handle>> Director::openMetrics(const config::Metrics& next) {
+  if (!next.enabled) return std::unique_ptr<platform::Handle>();
+  auto scrape = [this](metrics::Format format) { return this->scrape(format); };
+  auto opened = platform_.serveMetrics(next.listen, scrape);
+  if (!opened && metrics_ && config_ && config_->metrics.enabled &&
+      config_->metrics.listen.port == next.listen.port) {
+    // The running endpoint may hold the port (0.0.0.0:9474 to 127.0.0.1:9474): without it,
+    // once more; failing that, it comes back.
+    metrics_.reset();
+    opened = platform_.serveMetrics(next.listen, scrape);
+    if (!opened) {
+      auto back = platform_.serveMetrics(config_->metrics.listen, scrape);
+      if (back) {
+        metrics_ = std::move(*back);
+      } else {
+        platform_.logger().log(LogLevel::kError,
+                               "the metrics endpoint is closed: " + back.error().message);
+      }
+    }
+  }
+  if (!opened) return fail(opened.error().code, "metrics: " + opened.error().message);
+  platform_.logger().log(LogLevel::kInfo, "metrics served " + kv("listen", next.listen.toString()));
+  return std::move(*opened);
+}
+
+std::string Director::scrape(metrics::Format format) {
+  metrics::Exposition out(format, last_scrape_size_ + last_scrape_size_ / 8);
+  writeMetrics(out);
+  for (resources::Subsystem* s : parts()) s->writeMetrics(out);
+  last_scrape_size_ = out.size();
+  return out.finish();
+}
+
+void Director::writeMetrics(metrics::Exposition& out) const {
+  using metrics::labelSet;
+  using metrics::Type;
+  const cluster::ClusterNode* node = cluster_ ? cluster_->node() : nullptr;
+  out.family("tandem_info", Type::kGauge, "Always 1: who this director is");
+  out.sample(labelSet({{"node", options_.node_name},
+                       {"cluster", config_ ? config_->cluster.name : ""},
+                       {"version", options_.version}}),
+             1.0);
+  out.counter("tandem_takeovers", "Takeovers this director completed (TAKING_OVER to ACTIVE)",
+              node != nullptr ? node->takeovers() : 0);
+  if (const auto last = node ? node->lastTakeover() : std::nullopt) {
+    out.gauge("tandem_takeover_last_duration_seconds", "How long the last takeover took",
+              static_cast<double>(last->count()) / 1000.0, "seconds");
+  }
+  if (loop_lag_) {
+    out.family("tandem_loop_lag_seconds", Type::kHistogram, "How late the event loop ran a timer",
+               "seconds");
+    out.histogram("", loop_lag_->histogram());
+  }
+  const metrics::ProcessStats p = platform_.processStats();
+  out.family("process_cpu_seconds", Type::kCounter, "CPU time, user and system", "seconds");
+  out.sample("", p.cpu_seconds);
+  out.gauge("process_resident_memory_bytes", "Resident memory",
+            static_cast<double>(p.resident_bytes), "bytes");
+  out.gauge("process_open_fds", "Open file descriptors", static_cast<double>(p.open_fds));
+  out.gauge("process_start_time_seconds", "Start time, since the Unix epoch", p.start_time_seconds,
+            "seconds");
 }
 
 void Director::record(HistoryEntry entry) {
@@ -282,6 +376,32 @@ void Director::audited(const std::string& request, const std::string& who, const
   // Reads that need the privilege, not actions.
   if (request == "config-diff" || request == "config-show" || request == "history") return;
   record({0, "admin", request + " " + body, who + " result=" + result, std::nullopt});
+  journal(JournalKind::kAdmin, LogLevel::kNotice,
+          "admin " + kv("request", request) + " " + kv("by", who) + " " + kv("result", result),
+          {{"TANDEM_REQUEST", request},
+           {"TANDEM_ARGS", body},
+           {"TANDEM_USER", who},
+           {"TANDEM_RESULT", result}});
+}
+
+void Director::journal(JournalKind kind, LogLevel level, std::string line,
+                       std::vector<std::pair<std::string, std::string>> fields) {
+  fields.insert(fields.begin(), {"TANDEM_NODE", options_.node_name});
+  if (config_) fields.insert(fields.begin() + 1, {"TANDEM_CLUSTER", config_->cluster.name});
+  platform_.logger().event(JournalEvent{kind, level, std::move(line), std::move(fields)});
+}
+
+std::vector<std::string> Director::myVips() const {
+  std::vector<std::string> out;
+  if (!config_) return out;
+  const config::Node* self = config_->findNode(options_.node_name);
+  for (const config::Vip& v : config_->vips) {
+    if (self == nullptr || std::find(self->interfaces.begin(), self->interfaces.end(),
+                                     v.interface) != self->interfaces.end()) {
+      out.push_back(v.address.toString());
+    }
+  }
+  return out;
 }
 
 void Director::refuseReload(const std::string& why, size_t errors) {
@@ -335,12 +455,22 @@ void Director::reloadConfig() {
     refuseReload(p.error().message, 0);
     return;
   }
+  std::optional<std::unique_ptr<platform::Handle>> endpoint;
+  if (started_ && options_.with_cluster && diff.changed("metrics")) {
+    auto opened = openMetrics(next.metrics);
+    if (!opened) {
+      refuseReload(opened.error().message, 0);
+      return;
+    }
+    endpoint = std::move(*opened);
+  }
   if (admin_ && diff.changed("control")) {
     if (auto g = admin_->setGroup(next.control.group); !g) {
       refuseReload("control.group: " + g.error().message, 0);
       return;
     }
   }
+  if (endpoint) metrics_ = std::move(*endpoint);
   const config::Config running = std::move(*config_);
   config_ = std::move(next);
   failback_file_ = file_failback;

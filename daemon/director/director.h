@@ -17,6 +17,8 @@
 #include "director/cluster_subsystem.h"
 #include "director/history.h"
 #include "ipc/admin_handler.h"
+#include "metrics/exposition.h"
+#include "metrics/loop_lag.h"
 #include "platform/platform.h"
 
 namespace tandem::director {
@@ -38,6 +40,8 @@ struct DirectorOptions {
   // TANDEM_FAILBACK from the unit's environment file (tandemd --failback): imposed over
   // [cluster] failback at start and at every reload; "" for none.
   std::string failback_override;
+  // For tandem_info: the package's version.
+  std::string version;
 };
 
 // One director: the running config, its subsystems (the cluster, then those of the registry,
@@ -91,6 +95,8 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   void audited(const std::string& request, const std::string& who, const std::string& body,
                const std::string& result) override;
   const History& historyLog() const { return history_; }
+  // What a scrape of the metrics endpoint returns (conf/metrics.md).
+  std::string scrape(metrics::Format format);
 
  private:
   // resources::CommandTable
@@ -117,6 +123,16 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   // the file says}
   nlohmann::json failbackJson() const;
   void applyLogLevel();
+  // The endpoint [metrics] asks for, opened; null when it is off. The running one stays open
+  // meanwhile, unless only it stands in the way (the same port), and is back if the new one
+  // cannot be had.
+  [[nodiscard]] Result<std::unique_ptr<platform::Handle>> openMetrics(const config::Metrics& next);
+  void writeMetrics(metrics::Exposition& out) const;
+  // A record for the journal (TANDEM_NODE and TANDEM_CLUSTER added) beside the log line.
+  void journal(JournalKind kind, LogLevel level, std::string line,
+               std::vector<std::pair<std::string, std::string>> fields);
+  // The VIPs this director can hold (on its interfaces), as the config writes them.
+  std::vector<std::string> myVips() const;
   void refuseReload(const std::string& why, size_t errors);
   std::string describeRunning() const;
   std::string runningContext() const;
@@ -143,7 +159,10 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   History history_;
   std::unique_ptr<loop::Timer> history_timer_;  // armed while entries wait to be written
   election::Role last_role_ = election::Role::kInit;
-  std::optional<loop::MonoTime> taking_over_since_;
+  std::unique_ptr<platform::Handle> metrics_;
+  std::unique_ptr<metrics::LoopLag> loop_lag_;
+  uint64_t takeovers_ = 0;  // the cluster node's, as last recorded in the history
+  size_t last_scrape_size_ = 0;
   loop::MonoTime stop_deadline_{};
 };
 

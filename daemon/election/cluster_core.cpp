@@ -724,6 +724,16 @@ void ClusterCore::apply(Time now, RoleEvent ev, Actions& out) {
     if (!config_.fencing) lost_holder_.reset();
   }
   role_ = t->next;
+  if (role_ != from) ++role_changes_[static_cast<size_t>(ev)];
+  if (role_ == Role::kTakingOver && from != Role::kTakingOver) {
+    taking_over_at_ = now;
+    resuming_ = from == Role::kInit;
+  }
+  if (role_ == Role::kActive && from == Role::kTakingOver && !resuming_ && taking_over_at_) {
+    ++takeovers_;
+    last_takeover_ = std::chrono::duration_cast<Millis>(now - *taking_over_at_);
+  }
+  if (role_ != Role::kTakingOver) taking_over_at_.reset();
   if (role_ == Role::kBackup) {
     if (from != Role::kBackup) backup_since_ = now;
   } else {

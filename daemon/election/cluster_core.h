@@ -1,5 +1,7 @@
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -151,6 +153,12 @@ class ClusterCore {
   bool maintenance() const { return maintenance_; }
   // Why the last role change happened ("failback to the preferred node (winner lb1)").
   const std::string& lastReason() const { return last_reason_; }
+  // This node's role changes since it started, by the event that made each (RoleEvent order).
+  const std::array<uint64_t, kRoleEventCount>& roleChanges() const { return role_changes_; }
+  // Takeovers completed since it started: TAKING_OVER to ACTIVE after an election (a restart
+  // that resumes what it held is not one), and how long the last one took.
+  uint64_t takeovers() const { return takeovers_; }
+  std::optional<Millis> lastTakeover() const { return last_takeover_; }
   Heartbeat heartbeat() const;               // what to send now
   std::optional<Time> nextDeadline() const;  // when onTick must run next
   CoreStatus status(Time now) const;
@@ -197,6 +205,11 @@ class ClusterCore {
 
   CoreConfig config_;
   Role role_ = Role::kInit;
+  std::array<uint64_t, kRoleEventCount> role_changes_{};
+  uint64_t takeovers_ = 0;
+  std::optional<Millis> last_takeover_;
+  std::optional<Time> taking_over_at_;  // when the current TAKING_OVER began
+  bool resuming_ = false;               // it began out of INIT: a restart's resume
   Time init_deadline_;
   Time init_quorum_deadline_;  // how long a restarted ACTIVE waits for votequorum's answer
   Startup startup_;

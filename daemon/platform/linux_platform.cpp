@@ -1,10 +1,14 @@
 #include "platform/linux_platform.h"
 
+#include <dirent.h>
 #include <openssl/rand.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 
 #include "cluster/udp_link.h"
 #include "corosync/cmap_nodelist.h"
@@ -12,6 +16,7 @@
 #include "health/linux_checkers.h"
 #include "ipc/ipc_server.h"
 #include "ipvs/ipvs_netlink.h"
+#include "metrics/http_server.h"
 #include "ping/raw_echo_transport.h"
 #include "platform/random16.h"
 #include "vip/netlink_address_table.h"
@@ -27,6 +32,23 @@ class QuorumHandle final : public Handle {
  private:
   std::unique_ptr<corosync::QuorumWatch> watch_;
 };
+
+class MetricsHandle final : public Handle {
+ public:
+  explicit MetricsHandle(std::unique_ptr<metrics::HttpServer> server)
+      : server_(std::move(server)) {}
+
+ private:
+  std::unique_ptr<metrics::HttpServer> server_;
+};
+
+// A /proc file whole; "" when it cannot be read (the series then read 0).
+std::string readProc(const char* path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 class IpcAdminServer final : public AdminServer {
  public:
@@ -157,6 +179,31 @@ Result<std::unique_ptr<AdminServer>> LinuxPlatform::serveAdmin(ipc::AdminHandler
   auto server = ipc::IpcServer::create(*dispatcher_, handler, users_, std::move(o));
   if (!server) return fail(server.error());
   return std::unique_ptr<AdminServer>(std::make_unique<IpcAdminServer>(std::move(*server)));
+}
+
+Result<std::unique_ptr<Handle>> LinuxPlatform::serveMetrics(const Endpoint& listen,
+                                                            metrics::Scrape scrape) {
+  auto server = metrics::HttpServer::listen(
+      *dispatcher_, listen.address, listen.port, std::move(scrape),
+      [this](LogLevel level, const std::string& line) { logger_.log(level, line); });
+  if (!server) return fail(server.error());
+  return std::unique_ptr<Handle>(std::make_unique<MetricsHandle>(std::move(*server)));
+}
+
+metrics::ProcessStats LinuxPlatform::processStats() {
+  // procfs answers from memory: these reads do not wait on a disk.
+  uint64_t fds = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (const dirent* e = ::readdir(d)) {
+      if (e->d_name[0] != '.') ++fds;
+    }
+    ::closedir(d);
+    if (fds > 0) --fds;  // the descriptor opendir itself holds
+  }
+  static const uint64_t boot = metrics::parseBootTime(readProc("/proc/stat")).value_or(0);
+  const auto stat = metrics::parseProcStat(readProc("/proc/self/stat"));
+  if (!stat) return metrics::ProcessStats{0, 0, fds, 0};
+  return metrics::processStats(*stat, boot, ::sysconf(_SC_CLK_TCK), ::sysconf(_SC_PAGESIZE), fds);
 }
 
 }  // namespace tandem::platform

@@ -52,6 +52,9 @@ class LinuxPlatform final : public Platform {
   resources::sysctl::SysctlWriter& sysctlWriter() override { return sysctl_; }
   Result<std::unique_ptr<AdminServer>> serveAdmin(ipc::AdminHandler& handler,
                                                   const AdminServerOptions& options) override;
+  Result<std::unique_ptr<Handle>> serveMetrics(const Endpoint& listen,
+                                               metrics::Scrape scrape) override;
+  metrics::ProcessStats processStats() override;
 
  private:
   LinuxPlatform(std::unique_ptr<loop::QbDispatcher> dispatcher, QbLogger& logger);

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "common/journal_event.h"
 #include "common/log.h"
 
 namespace tandem::platform {
@@ -17,6 +18,9 @@ class Logger {
  public:
   virtual ~Logger() = default;
   virtual void log(LogLevel level, std::string_view line) = 0;
+  // A record for the journal, with its message ID and fields (journal_event.h), beside the plain
+  // line already logged for the same event: where there is no journal, nothing more.
+  virtual void event(const JournalEvent& e) { (void)e; }
   // Lines less severe than level are dropped.
   virtual void setLevel(LogLevel level) = 0;
   // The sink every module is handed.

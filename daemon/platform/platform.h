@@ -18,6 +18,8 @@
 #include "ipvs/ipvs_model.h"
 #include "ipvs/owned_services.h"
 #include "loop/dispatcher.h"
+#include "metrics/http_exchange.h"
+#include "metrics/process_stats.h"
 #include "ping/echo_transport.h"
 #include "platform/logger.h"
 #include "platform/notifier.h"
@@ -29,8 +31,8 @@
 // The one seam between a director and the operating system. Every OS touchpoint tandemd has is
 // a factory or a service here: the loop and its steady clock, the wall clock, the journal and
 // the service manager, files, children, Corosync (CPG, votequorum, cmap), UDP, raw ICMP,
-// rtnetlink, AF_PACKET, IPVS generic netlink, health-check probes, /proc/sys and the admin
-// channel. main.cpp builds
+// rtnetlink, AF_PACKET, IPVS generic netlink, health-check probes, /proc/sys, the admin
+// channel and the metrics endpoint. main.cpp builds
 // the LinuxPlatform (linux_platform.h); component tests build a fake one on simulated time
 // (test/director/fake_platform.h). Nothing else in a director reaches the OS.
 namespace tandem::platform {
@@ -109,6 +111,12 @@ class Platform {
   // The admin channel `tandem` talks to.
   [[nodiscard]] virtual Result<std::unique_ptr<AdminServer>> serveAdmin(
       ipc::AdminHandler& handler, const AdminServerOptions& options) = 0;
+  // The metrics endpoint: HTTP on listen ([metrics] listen), each scrape rendered by scrape
+  // once its request is complete. Fails naming the address when it cannot listen there.
+  [[nodiscard]] virtual Result<std::unique_ptr<Handle>> serveMetrics(const Endpoint& listen,
+                                                                     metrics::Scrape scrape) = 0;
+  // This process's CPU time, memory, descriptors and start (/proc/self).
+  virtual metrics::ProcessStats processStats() = 0;
 };
 
 }  // namespace tandem::platform

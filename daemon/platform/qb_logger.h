@@ -17,6 +17,9 @@ class QbLogger final : public Logger {
   QbLogger& operator=(const QbLogger&) = delete;
 
   void log(LogLevel level, std::string_view line) override;
+  // Straight to the journal with sd_journal_sendv (libqb's journal target carries no fields of
+  // ours); without a journal, nothing (the plain line went to libqb's targets).
+  void event(const JournalEvent& e) override;
   void setLevel(LogLevel level) override;
   // After daemonizing stderr is /dev/null.
   void stopLoggingToStderr();

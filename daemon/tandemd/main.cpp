@@ -74,6 +74,7 @@ int runDaemon(std::string path, bool foreground, const std::string& node_name,
   options.config_path = path;
   options.node_name = node_name;
   options.failback_override = failback;
+  options.version = TANDEM_VERSION;
   options.watchdog_period = platform::SystemdNotifier::watchdogPeriod();
   if (detached) options.main_pid = static_cast<int>(::getpid());
 

@@ -60,6 +60,14 @@ void AnnounceResource::stop(Done done) {
 
 void AnnounceResource::monitor(Done done) { done(Result<void>()); }
 
+size_t AnnounceResource::neighboursVerified() const {
+  size_t n = 0;
+  for (const NeighborResult& r : verification_.neighbors) {
+    if (r.answered && r.mac && *r.mac == mac_) ++n;
+  }
+  return n;
+}
+
 nlohmann::json AnnounceResource::describe() const {
   nlohmann::json mac = nullptr;
   if (mac_ != MacAddress{}) mac = mac_.toString();
@@ -163,6 +171,7 @@ void AnnounceResource::announceOnce() {
     auto r = send_socket_->send(all[i]);
     if (r) {
       ++sent_frames_;
+      ++frames_total_;
       continue;
     }
     // The rest of this announcement is not tried; it counts as failed too.

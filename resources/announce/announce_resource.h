@@ -64,6 +64,10 @@ class AnnounceResource final : public Resource {
   const Verification& verification() const { return verification_; }
   // The MAC the last announcement went out from (zero before the first).
   const MacAddress& mac() const { return mac_; }
+  // Frames (gratuitous ARP, unsolicited NA) sent since this announcer was made.
+  uint64_t framesSent() const { return frames_total_; }
+  // The neighbours that answered the last verification with this director's MAC.
+  size_t neighboursVerified() const;
 
  private:
   enum class Burst { kFirst, kSecond };
@@ -101,6 +105,7 @@ class AnnounceResource final : public Resource {
   int announced_ = 0;  // announcements sent in the current burst
   int sent_frames_ = 0;
   int failed_frames_ = 0;
+  uint64_t frames_total_ = 0;
   std::string last_error_;
   std::unique_ptr<loop::Timer> burst_timer_;
   std::unique_ptr<loop::Timer> second_timer_;

@@ -12,9 +12,10 @@
 #include "config/config_diff.h"
 #include "core/resource.h"
 #include "election/role_machine.h"
+#include "metrics/exposition.h"
 
 // What a director is made of. Each part (the cluster, the VIPs with their announcements, IPVS;
-// later health checks, connection sync, metrics) implements Subsystem; the director builds them
+// health checks, connection sync) implements Subsystem; the director builds them
 // from the registry (daemon/director/subsystem_registry.cpp), configures them at start and at
 // every reload, tells them each role change, and asks them for status and admin commands.
 // A part that holds something only while ACTIVE hands it over as resources in its Stage; the
@@ -79,6 +80,9 @@ class Subsystem {
   virtual void onRole(election::Role role) { (void)role; }
   // Its part of `tandem status`: the fields it adds (an object), or null for none.
   virtual nlohmann::json status() const { return nullptr; }
+  // Its series for a scrape of the metrics endpoint (conf/metrics.md), from what it already
+  // holds: a scrape never asks the kernel, a peer or a real server anything.
+  virtual void writeMetrics(metrics::Exposition& out) const { (void)out; }
   virtual void registerCommands(CommandTable& table) { (void)table; }
   // The daemon stops: give up timers and sockets. Held resources are released by then.
   virtual void shutdown() {}

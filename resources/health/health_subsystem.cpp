@@ -63,6 +63,7 @@ void HealthSubsystem::configure(const config::Config& next, const config::Config
                                 const config::ReloadDiff& diff) {
   (void)running;
   (void)diff;
+  metric_labels_stale_ = true;
   std::map<Key, std::unique_ptr<Monitor>> kept;
   std::vector<Monitor*> touched;          // kept or new: their state is handed on
   std::vector<Key> freed;                 // lost their check: up again
@@ -195,6 +196,10 @@ void HealthSubsystem::runProbe(Monitor& m) {
 
 void HealthSubsystem::onResult(Monitor& m, ProbeResult r) {
   m.last_at_ms = deps_.wall_clock_ms ? deps_.wall_clock_ms() : 0;
+  TypeStats& stats = by_type_[static_cast<size_t>(m.check().type)];
+  ++stats.run;
+  stats.failed += r.ok ? 0 : 1;
+  stats.took.observe(static_cast<double>(r.took.count()) / 1000.0);
   const bool flipped = m.state.record(r.ok);
   const std::string check = config::checkTypeName(m.check().type);
   const std::string& vs = m.key.first;
@@ -307,6 +312,49 @@ nlohmann::json HealthSubsystem::status() const {
                           {"real_servers", std::move(servers)}}}};
 }
 
+void HealthSubsystem::writeMetrics(metrics::Exposition& out) const {
+  using metrics::labelSet;
+  using metrics::Type;
+  if (monitors_.empty()) return;
+  if (metric_labels_stale_) {
+    metric_labels_.clear();
+    metric_index_.clear();
+    metric_index_.reserve(monitors_.size());
+    for (const auto& [key, m] : monitors_) {
+      const std::string l = labelSet({{"vs", key.first}, {"rs", key.second.toString()}});
+      metric_index_.push_back(
+          {m.get(),
+           {static_cast<uint32_t>(metric_labels_.size()), static_cast<uint32_t>(l.size())}});
+      metric_labels_ += l;
+    }
+    metric_labels_stale_ = false;
+  }
+  out.family("tandem_real_server_up", Type::kGauge,
+             "1 when the real server's checks say up, 0 when down");
+  const std::string_view text = metric_labels_;
+  for (const auto& [m, at] : metric_index_) {
+    out.sample(text.substr(at.first, at.second), m->state.up() ? uint64_t{1} : uint64_t{0});
+  }
+  out.family("tandem_virtual_server_healthy_real_servers", Type::kGauge,
+             "Real servers up (unchecked ones count as up), the fallback not counted");
+  for (const auto& [vs, svc] : services_) {
+    out.sample(labelSet({{"vs", vs}}), static_cast<uint64_t>(svc.unchecked + svc.checked_up));
+  }
+  auto perType = [&](auto write) {
+    for (size_t i = 0; i < by_type_.size(); ++i) {
+      const auto type = static_cast<config::CheckType>(i);
+      if (type == config::CheckType::kNone) continue;
+      write(labelSet({{"type", config::checkTypeName(type)}}), by_type_[i]);
+    }
+  };
+  out.family("tandem_checks", Type::kCounter, "Checks run");
+  perType([&](const std::string& l, const TypeStats& t) { out.sample(l, t.run); });
+  out.family("tandem_check_failures", Type::kCounter, "Checks that failed");
+  perType([&](const std::string& l, const TypeStats& t) { out.sample(l, t.failed); });
+  out.family("tandem_check_duration_seconds", Type::kHistogram, "How long checks took", "seconds");
+  perType([&](const std::string& l, const TypeStats& t) { out.histogram(l, t.took); });
+}
+
 void HealthSubsystem::shutdown() {
   for (auto& [key, m] : monitors_) {
     if (m->checker) m->checker->cancel();
@@ -314,6 +362,8 @@ void HealthSubsystem::shutdown() {
     if (m->ramp) m->ramp->cancel();
   }
   monitors_.clear();
+  metric_index_.clear();
+  metric_labels_stale_ = true;
   commands_.clear();
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -78,6 +79,9 @@ class HealthSubsystem final : public Subsystem {
   void configure(const config::Config& next, const config::Config* running,
                  const config::ReloadDiff& diff) override;
   nlohmann::json status() const override;
+  // Each checked real server up or down, the healthy servers per service, and the checks run,
+  // failed and their durations by type.
+  void writeMetrics(metrics::Exposition& out) const override;
   void shutdown() override;
 
   // Checked real servers, and how many of them are up.
@@ -119,6 +123,18 @@ class HealthSubsystem final : public Subsystem {
   EventCommands commands_;
   std::deque<HealthEvent> history_;
   int share_ = 1000;  // last reported
+  // By check type (config::CheckType's order), since the start.
+  struct TypeStats {
+    uint64_t run = 0;
+    uint64_t failed = 0;
+    metrics::Histogram took{metrics::Histogram::checkBounds()};
+  };
+  std::array<TypeStats, 8> by_type_;
+  // The real servers' label sets in one buffer, in monitors_'s order, made again after a
+  // configure: a scrape reads them front to back.
+  mutable std::string metric_labels_;
+  mutable std::vector<std::pair<const Monitor*, std::pair<uint32_t, uint32_t>>> metric_index_;
+  mutable bool metric_labels_stale_ = true;
 };
 
 }  // namespace tandem::resources::health

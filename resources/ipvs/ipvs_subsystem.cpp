@@ -1,7 +1,11 @@
 #include "ipvs/ipvs_subsystem.h"
 
+#include <chrono>
+#include <cstring>
+#include <map>
 #include <utility>
 
+#include "ipvs/ipvs_desired.h"
 #include "ipvs/ipvs_json.h"
 #include "sysctl/sysctl_apply.h"
 
@@ -67,6 +71,7 @@ void IpvsSubsystem::configure(const config::Config& next, const config::Config* 
   const bool relevant = running == nullptr || diff.changed("virtual_servers") ||
                         diff.changed("ipvs") || diff.changed("nodes") || diff.changed("sync");
   config_ = next;
+  ++config_generation_;
   if (relevant) checkKernelSettings(next);
   if (loop_) {
     // Also when the reload dropped every service: the loop removes the ones tandem added.
@@ -88,6 +93,136 @@ void IpvsSubsystem::onTakeover() {
         "taking over with an IPVS table whose last pass did not complete; verifying it now");
     loop_->reconcileNow();
   }
+}
+
+namespace {
+
+// A fingerprint of a table's services and real servers (their keys, in order; not weights or
+// counters): a walk of two vectors, where rendering their label sets again costs a string each.
+uint64_t tableKeys(const Table& t) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+  auto address = [&mix](const IpAddress& a) {
+    uint64_t w[2];
+    std::memcpy(w, a.bytes.data(), sizeof w);
+    mix(w[0]);
+    mix(w[1]);
+  };
+  for (const ServiceState& s : t.services) {
+    const ServiceKey& k = s.service.key;
+    address(k.address);
+    mix((uint64_t{k.protocol} << 48) | (uint64_t{k.port} << 32) | k.fwmark |
+        (static_cast<uint64_t>(k.family) << 56));
+    for (const DestinationState& d : s.destinations) {
+      address(d.dest.key.address);
+      mix(d.dest.key.port);
+    }
+    mix(~uint64_t{0});
+  }
+  return h;
+}
+
+}  // namespace
+
+void IpvsSubsystem::writeMetrics(metrics::Exposition& out) const {
+  using metrics::Type;
+  out.gauge("tandem_ipvs_in_sync",
+            "1 when the last monitor pass found the table as the config wants it",
+            loop_ && loop_->lastPassOk() ? 1.0 : 0.0);
+  const Table* t = loop_ ? loop_->lastTable() : nullptr;
+  if (t == nullptr) return;
+  size_t dests = 0;
+  for (const ServiceState& s : t->services) dests += s.destinations.size();
+  out.gauge("tandem_ipvs_services", "Virtual services in the kernel's table",
+            static_cast<double>(t->services.size()));
+  out.gauge("tandem_ipvs_real_servers", "Real servers in the kernel's table",
+            static_cast<double>(dests));
+  if (auto at = loop_->lastDumpAt()) {
+    out.gauge("tandem_ipvs_dump_age_seconds", "Age of the dump the IPVS series come from",
+              std::chrono::duration<double>(deps_.dispatcher.now() - *at).count(), "seconds");
+  }
+  const uint64_t keys = tableKeys(*t);
+  if (metric_labels_.keys != keys || metric_labels_.config_generation != config_generation_ ||
+      metric_labels_.rs.size() != dests || metric_labels_.vs.size() != t->services.size()) {
+    // A configured service is labelled with its name, as the health series are; another (ipvs
+    // manage "all") with the kernel's key.
+    std::map<ServiceKey, std::string_view> names;
+    if (config_) {
+      for (const config::VirtualServer& vs : config_->virtual_servers) {
+        names.emplace(desiredService(vs).key, vs.name);
+      }
+    }
+    MetricLabels fresh{keys, config_generation_, {}, {}, {}};
+    fresh.vs.reserve(t->services.size());
+    fresh.rs.reserve(dests);
+    auto add = [&fresh](const std::string& labels) {
+      std::pair<uint32_t, uint32_t> at{static_cast<uint32_t>(fresh.text.size()),
+                                       static_cast<uint32_t>(labels.size())};
+      fresh.text += labels;
+      return at;
+    };
+    for (const ServiceState& s : t->services) {
+      auto named = names.find(s.service.key);
+      const std::string vs =
+          named != names.end() ? std::string(named->second) : serviceName(s.service.key);
+      fresh.vs.push_back(add(metrics::labelSet({{"vs", vs}})));
+      for (const DestinationState& d : s.destinations) {
+        fresh.rs.push_back(add(metrics::labelSet({{"vs", vs}, {"rs", destName(d.dest.key)}})));
+      }
+    }
+    metric_labels_ = std::move(fresh);
+  }
+  const std::string_view text = metric_labels_.text;
+  auto vs_label = [&](size_t i) {
+    return text.substr(metric_labels_.vs[i].first, metric_labels_.vs[i].second);
+  };
+  auto rs_label = [&](size_t i) {
+    return text.substr(metric_labels_.rs[i].first, metric_labels_.rs[i].second);
+  };
+  auto perService = [&](std::string_view name, Type type, std::string_view help, auto value) {
+    out.family(name, type, help);
+    for (size_t i = 0; i < t->services.size(); ++i) {
+      out.sample(vs_label(i), static_cast<uint64_t>(value(t->services[i])));
+    }
+  };
+  auto perDirection = [&](std::string_view name, std::string_view help, std::string_view unit,
+                          auto in, auto out_of) {
+    out.family(name, Type::kCounter, help, unit);
+    for (size_t i = 0; i < t->services.size(); ++i) {
+      out.sample(metrics::withLabel(vs_label(i), "direction", "in"), in(t->services[i].stats));
+      out.sample(metrics::withLabel(vs_label(i), "direction", "out"), out_of(t->services[i].stats));
+    }
+  };
+  auto perServer = [&](std::string_view name, Type type, std::string_view help, auto value) {
+    out.family(name, type, help);
+    size_t k = 0;
+    for (const ServiceState& s : t->services) {
+      for (const DestinationState& d : s.destinations) out.sample(rs_label(k++), value(d));
+    }
+  };
+  perService("tandem_ipvs_connections", Type::kCounter,
+             "Connections scheduled by the service (the kernel's counter)",
+             [](const ServiceState& s) { return s.stats.conns; });
+  perService("tandem_ipvs_connection_rate", Type::kGauge,
+             "The kernel's estimate of new connections per second",
+             [](const ServiceState& s) { return s.stats.cps; });
+  perDirection(
+      "tandem_ipvs_packets", "Packets through the service", "",
+      [](const Stats& st) { return st.in_pkts; }, [](const Stats& st) { return st.out_pkts; });
+  perDirection(
+      "tandem_ipvs_bytes", "Bytes through the service", "bytes",
+      [](const Stats& st) { return st.in_bytes; }, [](const Stats& st) { return st.out_bytes; });
+  perServer("tandem_ipvs_active_connections", Type::kGauge, "Active connections of a real server",
+            [](const DestinationState& d) { return static_cast<uint64_t>(d.active_conns); });
+  perServer("tandem_ipvs_inactive_connections", Type::kGauge,
+            "Inactive connections of a real server",
+            [](const DestinationState& d) { return static_cast<uint64_t>(d.inactive_conns); });
+  perServer("tandem_ipvs_real_server_connections", Type::kCounter,
+            "Connections scheduled to a real server",
+            [](const DestinationState& d) { return d.stats.conns; });
+  perServer("tandem_ipvs_real_server_weight", Type::kGauge,
+            "The real server's weight in the kernel (0: quiescent or drained)",
+            [](const DestinationState& d) { return static_cast<int64_t>(d.dest.weight); });
 }
 
 uint64_t IpvsSubsystem::sumOfDestinations(

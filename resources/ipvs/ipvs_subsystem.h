@@ -57,6 +57,8 @@ class IpvsSubsystem final : public Subsystem {
   std::vector<HeldResource> held() override;
   void registerCommands(CommandTable& table) override;
   void shutdown() override;
+  // The table as the last dump found it: services, real servers, their weights and counters.
+  void writeMetrics(metrics::Exposition& out) const override;
 
   // The entries of the kernel's connection table, as the last dump counted them on the real
   // servers (active + inactive; templates not included): what the heartbeats carry for a
@@ -106,6 +108,19 @@ class IpvsSubsystem final : public Subsystem {
   // Per drain: the dumps() its counts wait for (one that began after the weight-0 write).
   std::map<std::pair<ServiceKey, DestKey>, size_t> drained_since_;
   std::shared_ptr<Resource> takeover_step_;
+  // The label sets of the last table scraped, rendered again only when its services or real
+  // servers (their keys) changed, or a reload the names: most scrapes only format numbers. One
+  // buffer for all, read front to back by a scrape (10,000 strings of their own cost it a cache
+  // miss each).
+  struct MetricLabels {
+    uint64_t keys = 0;  // tableKeys() of the table they were made for
+    uint64_t config_generation = 0;
+    std::string text;
+    std::vector<std::pair<uint32_t, uint32_t>> vs;  // {vs="..."} per service: offset, size
+    std::vector<std::pair<uint32_t, uint32_t>> rs;  // {vs=,rs=} per real server, table order
+  };
+  mutable MetricLabels metric_labels_;
+  uint64_t config_generation_ = 0;  // one more at every configure
 };
 
 }  // namespace tandem::resources::ipvs

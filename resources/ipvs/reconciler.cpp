@@ -635,7 +635,10 @@ void IpvsReconcileLoop::pass(Pass kind) {
 void IpvsReconcileLoop::passDone(Pass kind, const std::string& error) {
   running_ = false;
   ++passes_;
-  if (kind == Pass::kVerify && error.empty()) ++dumps_;
+  if (kind == Pass::kVerify && error.empty()) {
+    ++dumps_;
+    last_dump_at_ = dispatcher_.now();
+  }
   if (error != last_error_) {
     if (!error.empty()) {
       if (log_) log_(LogLevel::kError, "IPVS table not in sync: " + error);

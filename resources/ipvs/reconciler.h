@@ -192,6 +192,8 @@ class IpvsReconcileLoop {
   // The kernel's table as the last complete pass left it (Reconciler::kernelTable()): what
   // `tandem ipvs show` answers from without a dump. Null before the first complete pass.
   const Table* lastTable() const { return reconciler_.kernelTable(); }
+  // When the last dump (a kVerify pass without error) completed; nullopt before the first.
+  std::optional<loop::MonoTime> lastDumpAt() const { return last_dump_at_; }
   bool passRunning() const { return running_; }
 
  private:
@@ -207,6 +209,7 @@ class IpvsReconcileLoop {
   std::unique_ptr<loop::Timer> timer_;
   size_t passes_ = 0;
   size_t dumps_ = 0;
+  std::optional<loop::MonoTime> last_dump_at_;
   std::string last_error_;
   bool running_ = false;
   std::optional<Pass> queued_;

@@ -362,6 +362,28 @@ void SyncSubsystem::registerCommands(CommandTable& table) {
             [this](const nlohmann::json&) -> Result<nlohmann::json> { return status()["sync"]; });
 }
 
+void SyncSubsystem::writeMetrics(metrics::Exposition& out) const {
+  using metrics::labelSet;
+  if (!sync_.enabled) return;
+  out.family("tandem_sync_daemon_running", metrics::Type::kGauge,
+             "1 while the kernel's sync daemon runs");
+  for (size_t i = 0; i < 2; ++i) {
+    out.sample(labelSet({{"daemon", ipvs::syncStateName(kStates[i])}}),
+               seen_[i].running ? 1.0 : 0.0);
+  }
+  out.gauge("tandem_sync_connections", "Connections in this director's IPVS connection table",
+            static_cast<double>(deps_.connections ? deps_.connections() : 0));
+  out.gauge("tandem_sync_templates", "Persistence templates in it",
+            static_cast<double>(deps_.templates ? deps_.templates() : 0));
+  out.counter("tandem_sync_messages", "Sync messages the backup heard", heard_.messages);
+  if (heard_.last_ms != 0) {
+    const int64_t age = wallMs() - heard_.last_ms;
+    out.gauge("tandem_sync_last_message_age_seconds",
+              "Time since the backup last heard a sync message",
+              static_cast<double>(age > 0 ? age : 0) / 1000.0, "seconds");
+  }
+}
+
 nlohmann::json SyncSubsystem::status() const {
   nlohmann::json daemons = nlohmann::json::array();
   for (size_t i = 0; i < 2; ++i) {

@@ -71,6 +71,8 @@ class SyncSubsystem final : public Subsystem {
   Result<void> start() override;
   std::vector<HeldResource> held() override;
   nlohmann::json status() const override;
+  // The daemons running, the connection table, and what the backup heard.
+  void writeMetrics(metrics::Exposition& out) const override;
   // "sync": the status's sync object (`tandem sync status`).
   void registerCommands(CommandTable& table) override;
   void shutdown() override;

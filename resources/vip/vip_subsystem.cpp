@@ -69,6 +69,11 @@ void VipSubsystem::configure(const config::Config& next, const config::Config* r
     }
     kept.push_back(std::move(e));
   }
+  for (const Entry& old : entries_) {
+    const bool still = std::any_of(kept.begin(), kept.end(),
+                                   [&](const Entry& k) { return k.announcer == old.announcer; });
+    if (!still) frames_retired_ += old.announcer->framesSent();
+  }
   entries_ = std::move(kept);
   prepared_.clear();
 }
@@ -78,6 +83,28 @@ std::vector<HeldResource> VipSubsystem::held() {
   for (const Entry& e : entries_) out.push_back({Stage::kVips, e.address});
   for (const Entry& e : entries_) out.push_back({Stage::kAnnounce, e.announcer});
   return out;
+}
+
+void VipSubsystem::writeMetrics(metrics::Exposition& out) const {
+  using metrics::labelSet;
+  using metrics::Type;
+  uint64_t frames = frames_retired_;
+  size_t held = 0;
+  out.family("tandem_vip_held", Type::kGauge, "1 while this director holds the VIP");
+  for (const Entry& e : entries_) {
+    const bool present = e.address->lastSeenPresent();
+    held += present ? 1 : 0;
+    out.sample(labelSet({{"vip", e.vip.address.toString()}}), present ? 1.0 : 0.0);
+    frames += e.announcer->framesSent();
+  }
+  out.gauge("tandem_vips_held", "How many VIPs this director holds", static_cast<double>(held));
+  out.counter("tandem_announcements", "Gratuitous ARPs and unsolicited NAs sent", frames);
+  out.family("tandem_vip_neighbours_verified", Type::kGauge,
+             "Neighbours that answered for the VIP with this director's MAC at the last check");
+  for (const Entry& e : entries_) {
+    out.sample(labelSet({{"vip", e.vip.address.toString()}}),
+               static_cast<double>(e.announcer->neighboursVerified()));
+  }
 }
 
 }  // namespace tandem::resources

@@ -36,6 +36,9 @@ class VipSubsystem final : public Subsystem {
   void configure(const config::Config& next, const config::Config* running,
                  const config::ReloadDiff& diff) override;
   std::vector<HeldResource> held() override;
+  // Each VIP held or not (as last seen: no kernel dump), the announcements and the neighbours
+  // verified.
+  void writeMetrics(metrics::Exposition& out) const override;
 
  private:
   struct Entry {
@@ -52,6 +55,8 @@ class VipSubsystem final : public Subsystem {
   std::shared_ptr<AddressTable> table_;
   std::vector<Entry> entries_;
   std::vector<config::Vip> prepared_;
+  // Frames of announcers a reload replaced: the counter never goes back.
+  uint64_t frames_retired_ = 0;
 };
 
 }  // namespace tandem::resources

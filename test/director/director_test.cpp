@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct Conf {
   std::string check;            // the lines of [virtual_server.check], or none
   std::string sync;             // the lines of [sync], or none
   bool key_credential = false;  // keys from systemd credentials "tandem.authkey.N", not files
+  std::string metrics;          // the lines of [metrics], or none
 
   std::string text() const {
     std::string t = "[cluster]\nname = \"t\"\ngroup = \"" + group + "\"\nheartbeat_interval = \"" +
@@ -82,6 +84,7 @@ struct Conf {
       t += "[[virtual_server.real_server]]\naddress = \"" + r + "\"\n";
     }
     if (!sync.empty()) t += "[sync]\n" + sync;
+    if (!metrics.empty()) t += "[metrics]\n" + metrics;
     t += "[control]\ngroup = \"" + control_group + "\"\n[daemon]\nlog_level = \"" + log_level +
          "\"\n";
     return t;
@@ -475,6 +478,8 @@ TEST_F(Cluster, AnActiveKilledAndRestartedAdoptsItsVipsWithoutRemovingOrMovingTh
   EXPECT_EQ(journalOf("a", mark), (std::vector<std::string>{"holder written", "announce"}))
       << "adopted in place (the holder rewritten with the same name), announced again";
   EXPECT_TRUE(journalOf("b", mark).empty()) << "b never touched a resource";
+  // A resume is not a takeover: the restarted tandemd counts none.
+  EXPECT_EQ(directors_["a"]->clusterNode()->takeovers(), 0u);
 }
 
 // After a reboot (STATE_DIR on disk) or an `ip addr flush` while tandemd was down, the role file
@@ -1315,6 +1320,202 @@ TEST_F(Cluster, ExplainSaysWhyTheActiveIsActiveAndWhoTakesOverIfItFails) {
   EXPECT_EQ((*frozen)["maintenance"], true);
   out += rendered(cli::renderExplain, frozen);
   cli::testing::expectGoldenText(out, std::string(GOLDEN_DIR) + "/explain/trio.txt");
+}
+
+// --- metrics (issue 15) -------------------------------------------------------------------------
+
+// The value of one sample line ("name{labels}") in a scrape; nullopt when it is not there.
+std::optional<double> sampleOf(const std::string& scrape, const std::string& series) {
+  const std::string line = "\n" + series + " ";
+  size_t at = scrape.find(line);
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(scrape.substr(at + line.size()));
+}
+
+TEST_F(Cluster, TheMetricsFollowAFailoverAndARealServerFromWhatTheDirectorsHold) {
+  conf_.metrics = "enabled = true\n";
+  conf_.real_servers = {"203.0.113.11:80", "203.0.113.12:80"};
+  conf_.check = "type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"500ms\"\nrise = 2\nfall = 2\n";
+  const Endpoint rs1 = *Endpoint::parse("203.0.113.11:80", false);
+  auto& servers = world_.checks().servers;
+  servers[rs1] = fakes::Server::kAlive;
+  servers[*Endpoint::parse("203.0.113.12:80", false)] = fakes::Server::kAlive;
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(3s);
+  EXPECT_EQ(platforms_["a"]->metrics_listen, Endpoint::parse("127.0.0.1:9474", false));
+  // A scrape asks the kernel nothing: the IPVS series come from the last dump.
+  const size_t ipvs_dumps = platforms_["a"]->ipvsKernel().dumps();
+  const int address_dumps = platforms_["a"]->addresses().dumps;
+  const std::string a = platforms_["a"]->scrape().value_or("");
+  const std::string b = platforms_["b"]->scrape().value_or("");
+  EXPECT_EQ(platforms_["a"]->ipvsKernel().dumps(), ipvs_dumps);
+  EXPECT_EQ(platforms_["a"]->addresses().dumps, address_dumps);
+
+  EXPECT_EQ(sampleOf(a, "tandem_role{role=\"ACTIVE\"}"), 1) << a;
+  EXPECT_EQ(sampleOf(a, "tandem_role{role=\"BACKUP\"}"), 0);
+  EXPECT_EQ(sampleOf(b, "tandem_role{role=\"BACKUP\"}"), 1) << b;
+  EXPECT_EQ(sampleOf(b, "tandem_node_role{node=\"a\",role=\"ACTIVE\"}"), 1);
+  EXPECT_EQ(sampleOf(a, "tandem_info{node=\"a\",cluster=\"t\",version=\"\"}"), 1);
+  // A cold start that is elected took the services over: one takeover, as the history says.
+  auto takeoversIn = [&](const std::string& n) {
+    return static_cast<double>(std::count_if(
+        directors_[n]->historyLog().entries().begin(), directors_[n]->historyLog().entries().end(),
+        [](const HistoryEntry& e) { return e.kind == "takeover"; }));
+  };
+  EXPECT_EQ(sampleOf(a, "tandem_takeovers_total"), 1);
+  EXPECT_EQ(takeoversIn("a"), 1);
+  EXPECT_EQ(sampleOf(b, "tandem_takeovers_total"), 0);
+  EXPECT_EQ(sampleOf(a, "tandem_vip_held{vip=\"198.51.100.50/32\"}"), 1);
+  EXPECT_EQ(sampleOf(b, "tandem_vip_held{vip=\"198.51.100.50/32\"}"), 0);
+  EXPECT_GT(sampleOf(a, "tandem_announcements_total").value_or(0), 0);
+  EXPECT_EQ(sampleOf(a, "tandem_quorate"), 1);
+  EXPECT_LT(sampleOf(b, "tandem_peer_last_heartbeat_age_seconds{node=\"a\"}").value_or(9), 0.5);
+  EXPECT_GT(sampleOf(b, "tandem_frames_accepted_total").value_or(0), 10);
+  EXPECT_EQ(sampleOf(b, "tandem_frames_rejected_total{reason=\"bad_signature\"}"), 0) << b;
+  const std::string rs1_series = "{vs=\"web\",rs=\"203.0.113.11:80\"}";
+  for (const std::string* s : {&a, &b}) {
+    EXPECT_EQ(sampleOf(*s, "tandem_real_server_up" + rs1_series), 1);
+    EXPECT_EQ(sampleOf(*s, "tandem_ipvs_real_server_weight" + rs1_series), 1);
+    EXPECT_EQ(sampleOf(*s, "tandem_ipvs_services"), 1);
+    EXPECT_EQ(sampleOf(*s, "tandem_virtual_server_healthy_real_servers{vs=\"web\"}"), 2);
+    EXPECT_GT(sampleOf(*s, "tandem_checks_total{type=\"tcp\"}").value_or(0), 2);
+    EXPECT_EQ(sampleOf(*s, "tandem_checks_total{type=\"http\"}"), 0);
+    EXPECT_EQ(sampleOf(*s, "process_open_fds"), 12);
+  }
+
+  // a dies: b's role flips and its takeover counter rises by one.
+  kill("a");
+  ASSERT_TRUE(runUntil(3s, [&] { return role("b") == Role::kActive; }));
+  std::string after = platforms_["b"]->scrape().value_or("");
+  EXPECT_EQ(sampleOf(after, "tandem_role{role=\"ACTIVE\"}"), 1);
+  EXPECT_EQ(sampleOf(after, "tandem_takeovers_total"), 1);
+  EXPECT_EQ(sampleOf(after, "tandem_vip_held{vip=\"198.51.100.50/32\"}"), 1);
+  EXPECT_EQ(
+      sampleOf(after, "tandem_role_changes_total{event=\"elected-needs-fence\"}").value_or(0) +
+          sampleOf(after, "tandem_role_changes_total{event=\"elected\"}").value_or(0),
+      1)
+      << after;
+  EXPECT_TRUE(sampleOf(after, "tandem_takeover_last_duration_seconds"));
+
+  // rs1 stops: the health series and the weight follow on b.
+  servers[rs1] = fakes::Server::kHung;
+  ASSERT_TRUE(runUntil(5s, [&] {
+    const std::string now = platforms_["b"]->scrape().value_or("");
+    return sampleOf(now, "tandem_real_server_up" + rs1_series) == 0 &&
+           sampleOf(now, "tandem_ipvs_real_server_weight" + rs1_series) == 0;
+  }));
+  after = platforms_["b"]->scrape().value_or("");
+  EXPECT_EQ(sampleOf(after, "tandem_virtual_server_healthy_real_servers{vs=\"web\"}"), 1);
+  EXPECT_GT(sampleOf(after, "tandem_check_failures_total{type=\"tcp\"}").value_or(0), 1);
+}
+
+TEST_F(Cluster, AMetricsAddressThatCannotBeHadStopsTheStartOrTheReloadAndKeepsTheOld) {
+  conf_.metrics = "enabled = true\n";
+  build(kPair);
+  platforms_["a"]->metrics_refuse = true;
+  DirectorOptions o;
+  o.config_path = kPath;
+  o.node_name = "a";
+  directors_["a"] = std::make_unique<Director>(*platforms_["a"], o);
+  auto started = directors_["a"]->start();
+  ASSERT_FALSE(started);
+  EXPECT_NE(started.error().message.find("metrics: cannot listen on 127.0.0.1:9474"),
+            std::string::npos)
+      << started.error().message;
+  directors_.erase("a");
+
+  start("b");
+  ASSERT_TRUE(platforms_["b"]->scrape());
+  // A move to an address that cannot be had is refused; the old endpoint serves on.
+  Conf moved = conf_;
+  moved.metrics = "enabled = true\nlisten = \"[::1]:9100\"\n";
+  writeConf("b", moved);
+  platforms_["b"]->metrics_refuse = true;
+  reload("b");
+  EXPECT_EQ(directors_["b"]->generation(), 1u);
+  EXPECT_EQ(platforms_["b"]->metrics_listen, Endpoint::parse("127.0.0.1:9474", false));
+  EXPECT_TRUE(platforms_["b"]->scrape());
+  EXPECT_EQ(platforms_["b"]->log().count(LogLevel::kError, "config reload refused"), 1u);
+  // Once it can be had, the reload moves it; turning it off closes it.
+  platforms_["b"]->metrics_refuse = false;
+  reload("b");
+  EXPECT_EQ(directors_["b"]->generation(), 2u);
+  EXPECT_EQ(platforms_["b"]->metrics_listen, Endpoint::parse("[::1]:9100", false));
+  ASSERT_TRUE(platforms_["b"]->scrape());
+  moved.metrics = "enabled = false\n";
+  writeConf("b", moved);
+  reload("b");
+  EXPECT_EQ(directors_["b"]->generation(), 3u);
+  EXPECT_FALSE(platforms_["b"]->scrape());
+}
+
+// `journalctl TANDEM_EVENT=takeover` (issue 15): the records beside the log lines.
+std::string fieldOf(const JournalEvent& e, const std::string& name) {
+  for (const auto& [n, v] : e.fields) {
+    if (n == name) return v;
+  }
+  return "<none>";
+}
+
+TEST_F(Cluster, JournalRecordsOfRolesTakeoversRealServersAndAdminCarryTheirFields) {
+  conf_.vips = {"198.51.100.50/32", "198.51.100.51/32"};
+  conf_.check = "type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"500ms\"\nrise = 1\nfall = 1\n";
+  const Endpoint rs = *Endpoint::parse("203.0.113.11:80", false);
+  world_.checks().servers[rs] = fakes::Server::kAlive;
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(1s);
+  kill("a");
+  ASSERT_TRUE(runUntil(3s, [&] { return role("b") == Role::kActive; }));
+  world_.checks().servers[rs] = fakes::Server::kDead;
+  run(3s);
+  directors_["b"]->audited("standby", "uid=0 (root)", "{\"node\":\"b\"}", "ok");
+
+  std::map<JournalKind, std::vector<JournalEvent>> by;
+  for (const JournalEvent& e : platforms_["b"]->log().events()) by[e.kind].push_back(e);
+  ASSERT_EQ(by[JournalKind::kStart].size(), 1u);
+  EXPECT_EQ(fieldOf(by[JournalKind::kStart][0], "TANDEM_NODE"), "b");
+  EXPECT_EQ(fieldOf(by[JournalKind::kStart][0], "TANDEM_CLUSTER"), "t");
+
+  ASSERT_EQ(by[JournalKind::kTakeover].size(), 1u);
+  const JournalEvent& takeover = by[JournalKind::kTakeover][0];
+  EXPECT_EQ(fieldOf(takeover, "TANDEM_NODE"), "b");
+  std::vector<std::string> vips;
+  for (const auto& [n, v] : takeover.fields) {
+    if (n == "TANDEM_VIP") vips.push_back(v);
+  }
+  EXPECT_EQ(vips, (std::vector<std::string>{"198.51.100.50/32", "198.51.100.51/32"}));
+  EXPECT_NE(fieldOf(takeover, "TANDEM_DURATION_MS"), "<none>");
+  EXPECT_NE(takeover.line.find("took over the services took_ms="), std::string::npos);
+
+  std::vector<std::string> roles;
+  for (const JournalEvent& e : by[JournalKind::kRole]) {
+    roles.push_back(fieldOf(e, "TANDEM_PREVIOUS_ROLE") + ">" + fieldOf(e, "TANDEM_ROLE"));
+  }
+  EXPECT_EQ(roles.back().substr(roles.back().find('>')), ">ACTIVE");
+  EXPECT_EQ(roles.front(), "INIT>BACKUP");
+
+  ASSERT_EQ(by[JournalKind::kRealServer].size(), 1u);
+  const JournalEvent& down = by[JournalKind::kRealServer][0];
+  EXPECT_EQ(fieldOf(down, "TANDEM_VS"), "web");
+  EXPECT_EQ(fieldOf(down, "TANDEM_RS"), "203.0.113.11:80");
+  EXPECT_EQ(fieldOf(down, "TANDEM_HEALTH"), "down");
+  EXPECT_EQ(down.level, LogLevel::kWarning);
+
+  ASSERT_EQ(by[JournalKind::kAdmin].size(), 1u);
+  EXPECT_EQ(fieldOf(by[JournalKind::kAdmin][0], "TANDEM_USER"), "uid=0 (root)");
+  EXPECT_EQ(fieldOf(by[JournalKind::kAdmin][0], "TANDEM_REQUEST"), "standby");
+  // Every kind has its own message ID, 32 hex digits.
+  std::set<std::string_view> ids;
+  for (JournalKind k : {JournalKind::kStart, JournalKind::kRole, JournalKind::kTakeover,
+                        JournalKind::kRealServer, JournalKind::kAdmin}) {
+    ids.insert(journalMessageId(k));
+    EXPECT_EQ(journalMessageId(k).size(), 32u);
+  }
+  EXPECT_EQ(ids.size(), 5u);
 }
 
 }  // namespace

@@ -313,6 +313,20 @@ class FakeChildren final : public process::ChildRunner {
   std::vector<std::string> runs;
 };
 
+class FakePlatform;
+// The metrics endpoint as the fake platform serves it: the scrape function, until destroyed.
+class FakeMetricsHandle final : public platform::Handle {
+ public:
+  FakeMetricsHandle(FakePlatform* platform, metrics::Scrape scrape)
+      : platform_(platform), scrape_(std::move(scrape)) {}
+  ~FakeMetricsHandle() override;
+  std::string scrape(metrics::Format format) const { return scrape_(format); }
+
+ private:
+  FakePlatform* platform_;
+  metrics::Scrape scrape_;
+};
+
 class FakeAdminServer final : public platform::AdminServer {
  public:
   explicit FakeAdminServer(std::string* group) : group_(group) {}
@@ -512,6 +526,25 @@ class FakePlatform final : public platform::Platform {
     return std::unique_ptr<platform::AdminServer>(std::make_unique<FakeAdminServer>(&admin_group));
   }
 
+  // The metrics endpoint: no socket; a test scrapes through scrape() while it is served.
+  Result<std::unique_ptr<platform::Handle>> serveMetrics(const Endpoint& listen,
+                                                         metrics::Scrape scrape) override {
+    if (metrics_refuse) {
+      return fail(ErrorCode::kUnavailable,
+                  "cannot listen on " + listen.toString() + " for the metrics (metrics.listen)");
+    }
+    metrics_listen = listen;
+    auto handle = std::make_unique<FakeMetricsHandle>(this, std::move(scrape));
+    metrics_handle_ = handle.get();
+    return std::unique_ptr<platform::Handle>(std::move(handle));
+  }
+  metrics::ProcessStats processStats() override { return process_stats; }
+  // The text a scrape returns; nullopt while nothing is served.
+  std::optional<std::string> scrape(metrics::Format format = metrics::Format::kPrometheusText) {
+    if (metrics_handle_ == nullptr) return std::nullopt;
+    return metrics_handle_->scrape(format);
+  }
+
   NodeDispatcher& nodeDispatcher() { return dispatcher_; }
   FakeLogger& log() { return logger_; }
   FakeNotifier& notifications() { return notifier_; }
@@ -527,8 +560,13 @@ class FakePlatform final : public platform::Platform {
 
   std::vector<std::string> groups_joined;
   std::string admin_group;
+  std::optional<Endpoint> metrics_listen;  // where the endpoint was last opened
+  bool metrics_refuse = false;             // serveMetrics fails (the address is taken)
+  metrics::ProcessStats process_stats{1.5, 20 << 20, 12, 1.7e9};
 
  private:
+  friend class FakeMetricsHandle;
+  FakeMetricsHandle* metrics_handle_ = nullptr;
   void note(const std::string& what) { world_.note(node_, what); }
 
   FakeWorld& world_;
@@ -552,5 +590,9 @@ class FakePlatform final : public platform::Platform {
   FakeWorld::Link* link_ = nullptr;
   uint16_t randoms_ = 0;
 };
+
+inline FakeMetricsHandle::~FakeMetricsHandle() {
+  if (platform_->metrics_handle_ == this) platform_->metrics_handle_ = nullptr;
+}
 
 }  // namespace tandem::fakes

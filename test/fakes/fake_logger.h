@@ -20,6 +20,8 @@ class FakeLogger final : public platform::Logger {
     lines_.push_back(Line{level, std::string(line)});
   }
   void setLevel(platform::LogLevel level) override { level_ = level; }
+  void event(const JournalEvent& e) override { events_.push_back(e); }
+  const std::vector<JournalEvent>& events() const { return events_; }
 
   const std::vector<Line>& lines() const { return lines_; }
   platform::LogLevel level() const { return level_; }
@@ -34,6 +36,7 @@ class FakeLogger final : public platform::Logger {
 
  private:
   std::vector<Line> lines_;
+  std::vector<JournalEvent> events_;
   platform::LogLevel level_ = platform::LogLevel::kInfo;
 };
 
