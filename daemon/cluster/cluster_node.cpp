@@ -530,6 +530,9 @@ void ClusterNode::handle(const election::Actions& actions) {
       case K::kAlarm:
         env_.log(LogLevel::kError, "ALARM node=" + self_ + " " + a.text);
         break;
+      case K::kRoleChanged:
+        if (env_.on_role_change && a.change) env_.on_role_change(*a.change);
+        break;
     }
   }
   armDeadline();

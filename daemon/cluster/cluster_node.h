@@ -59,6 +59,11 @@ struct NodeEnv {
   // applies it), asked how far each drain has come in this director's table (the heartbeats
   // carry it). Either may be unset.
   DrainHooks drains;
+  // Told every role change the core makes, with its cause, as it is made: before the resources
+  // of that transition are started or stopped. on_role, by contrast, is told the role each
+  // handling reached (a takeover whose resources answered at once is ACTIVE without a
+  // TAKING_OVER of its own). May be unset.
+  std::function<void(const election::RoleChange&)> on_role_change{};
 };
 
 // What `tandem real drain --wait` reads: the drains and how far each has come on every node

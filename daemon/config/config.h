@@ -242,6 +242,19 @@ struct Daemon {
   bool operator==(const Daemon&) const = default;
 };
 
+// [notify]: commands run on this director's role changes and VIP changes, one at a time, in
+// the order of the events (keepalived's notify, notify_master, notify_backup, notify_fault).
+struct Notify {
+  std::optional<Command> role;    // every role change
+  std::optional<Command> active;  // the role became ACTIVE
+  std::optional<Command> backup;  // the role became BACKUP
+  std::optional<Command> fault;   // the role became FAULT
+  std::optional<Command> vip;     // a VIP was added to or removed from this director
+  Millis timeout{10000};
+  bool any() const { return role || active || backup || fault || vip; }
+  bool operator==(const Notify&) const = default;
+};
+
 // A key file's path: as written when absolute (or empty), else against the directory of the
 // config file `source` names; a credential's, in credentials_dir ("" when there is none). The
 // loader checks it, the daemon reads it: one rule for both.
@@ -268,6 +281,7 @@ struct Config {
   Control control;
   Metrics metrics;
   Daemon daemon;
+  Notify notify;
 
   const Node* findNode(std::string_view name) const;
   // Where a key file is: as written when absolute, else beside the config file; a credential

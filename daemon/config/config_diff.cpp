@@ -321,6 +321,14 @@ ReloadDiff diffReload(const Config& running, const Config& next, std::string_vie
              "the role and the owned IPVS services are kept there; moving it would lose them");
   }
   c.compare("daemon", "log_level", running.daemon.log_level, next.daemon.log_level, quoted);
+  const Notify& na = running.notify;
+  const Notify& nb = next.notify;
+  c.compare("notify", "role", na.role, nb.role, commandText);
+  c.compare("notify", "active", na.active, nb.active, commandText);
+  c.compare("notify", "backup", na.backup, nb.backup, commandText);
+  c.compare("notify", "fault", na.fault, nb.fault, commandText);
+  c.compare("notify", "vip", na.vip, nb.vip, commandText);
+  c.compare("notify", "timeout", na.timeout, nb.timeout, showDuration);
   return c.finish();
 }
 

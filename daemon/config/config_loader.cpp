@@ -363,6 +363,9 @@ class Loader {
     if (const toml::table* t = r.table("daemon")) {
       readDaemon(TableReader(*t, "daemon", ctx_), cfg.daemon);
     }
+    if (const toml::table* t = r.table("notify")) {
+      readNotify(TableReader(*t, "notify", ctx_), cfg.notify);
+    }
     r.finish([](const std::string& key) -> std::string {
       if (key == "real_server") {
         return "a real_server outside any virtual server; write it as "
@@ -1192,6 +1195,31 @@ class Loader {
       }
     }
     r.finish();
+  }
+
+  void readNotify(TableReader r, Notify& n) {
+    for (auto [key, field] :
+         {std::pair{"role", &n.role}, std::pair{"active", &n.active},
+          std::pair{"backup", &n.backup}, std::pair{"fault", &n.fault}, std::pair{"vip", &n.vip}}) {
+      *field = readCommand(r, key);
+      if (!*field) continue;
+      if (auto why = programProblem(**field, files_)) {
+        error(r.where(key), "notify." + std::string(key) + " " + *why);
+        field->reset();
+      }
+    }
+    if (auto d = r.duration("timeout", 100ms, 10min)) n.timeout = *d;
+    r.finish([](const std::string& key) -> std::string {
+      // keepalived's names for them.
+      static const std::map<std::string, std::string> keepalived = {{"notify_master", "active"},
+                                                                    {"notify_backup", "backup"},
+                                                                    {"notify_fault", "fault"},
+                                                                    {"notify", "role"}};
+      auto it = keepalived.find(key);
+      if (it == keepalived.end()) return {};
+      return "unknown key \"" + key + "\" in [notify]; keepalived's " + key + " is notify." +
+             it->second + " here";
+    });
   }
 
   const FileSystem& files_;

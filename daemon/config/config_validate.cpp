@@ -358,19 +358,8 @@ class Validator {
     if (c.type == CheckType::kExec && c.command) checkProgram(*c.command, at, what);
   }
 
-  // An argv command's program, when it is named by its absolute path: it must exist and be an
-  // executable file. (A shell line is the shell's to resolve; a bare name, PATH's.)
   void checkProgram(const Command& cmd, Position at, const std::string& what) {
-    if (cmd.via_shell || cmd.argv.empty() || cmd.argv[0].empty() || cmd.argv[0][0] != '/') return;
-    const std::string& program = cmd.argv[0];
-    auto info = files_.stat(program);
-    if (!info) {
-      error(at, what + " runs " + program + ", which does not exist; install it, or fix the path");
-    } else if (!info->regular) {
-      error(at, what + " runs " + program + ", which is not a regular file");
-    } else if ((info->mode & 0111) == 0) {
-      error(at, what + " runs " + program + ", which is not executable; chmod +x " + program);
-    }
+    if (auto why = programProblem(cmd, files_)) error(at, what + " " + *why);
   }
 
   void error(Position p, const std::string& msg) {
@@ -386,6 +375,20 @@ class Validator {
 };
 
 }  // namespace
+
+std::optional<std::string> programProblem(const Command& cmd, const FileSystem& files) {
+  if (cmd.via_shell || cmd.argv.empty() || cmd.argv[0].empty() || cmd.argv[0][0] != '/') {
+    return std::nullopt;
+  }
+  const std::string& program = cmd.argv[0];
+  auto info = files.stat(program);
+  if (!info) return "runs " + program + ", which does not exist; install it, or fix the path";
+  if (!info->regular) return "runs " + program + ", which is not a regular file";
+  if ((info->mode & 0111) == 0) {
+    return "runs " + program + ", which is not executable; chmod +x " + program;
+  }
+  return std::nullopt;
+}
 
 void crossCheck(const Config& cfg, const Positions& pos, const FileSystem& files,
                 ReadContext& ctx) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "config/config.h"
@@ -34,6 +36,11 @@ struct Positions {
   std::vector<VipPos> vips;
   std::vector<VsPos> virtual_servers;
 };
+
+// Why an argv command's program, named by its absolute path, cannot run ("runs /x, which does
+// not exist; install it, or fix the path"); nullopt when it can, and for a shell line (the
+// shell's to resolve) or a bare name (PATH's).
+std::optional<std::string> programProblem(const Command& cmd, const FileSystem& files);
 
 // Adds the findings that need more than one table to ctx's diagnostics.
 void crossCheck(const Config& cfg, const Positions& pos, const FileSystem& files, ReadContext& ctx);

@@ -93,8 +93,12 @@ nlohmann::json countOrNull(const std::optional<uint32_t>& n) {
 
 }  // namespace
 
-ClusterSubsystem::ClusterSubsystem(platform::Platform& platform, std::string self, OnRole on_role)
-    : platform_(platform), self_(std::move(self)), on_role_(std::move(on_role)) {}
+ClusterSubsystem::ClusterSubsystem(platform::Platform& platform, std::string self, OnRole on_role,
+                                   OnRoleChange on_role_change)
+    : platform_(platform),
+      self_(std::move(self)),
+      on_role_(std::move(on_role)),
+      on_role_change_(std::move(on_role_change)) {}
 
 ClusterSubsystem::~ClusterSubsystem() { shutdown(); }
 
@@ -154,7 +158,8 @@ Result<void> ClusterSubsystem::start() {
                        &platform_.files(),
                        [this] { return platform_.wallClockMs(); },
                        on_role_,
-                       drain_hooks_};
+                       drain_hooks_,
+                       on_role_change_};
   if (auto nodes = platform_.readNodelist(); nodes) {
     env.nodelist = std::move(*nodes);
   } else {

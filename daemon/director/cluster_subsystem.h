@@ -20,8 +20,11 @@ namespace tandem::director {
 class ClusterSubsystem final : public resources::Subsystem, private corosync::QuorumListener {
  public:
   using OnRole = std::function<void(election::Role)>;
+  using OnRoleChange = std::function<void(const election::RoleChange&)>;
 
-  ClusterSubsystem(platform::Platform& platform, std::string self, OnRole on_role);
+  // on_role: each role reached; on_role_change: each change as it is made (NodeEnv).
+  ClusterSubsystem(platform::Platform& platform, std::string self, OnRole on_role,
+                   OnRoleChange on_role_change = {});
   ~ClusterSubsystem() override;
 
   std::string_view name() const override { return "cluster"; }
@@ -57,6 +60,7 @@ class ClusterSubsystem final : public resources::Subsystem, private corosync::Qu
   platform::Platform& platform_;
   std::string self_;
   OnRole on_role_;
+  OnRoleChange on_role_change_;
   std::optional<config::Config> config_;
   std::optional<wire::KeyRing> prepared_keys_;
   int service_health_ = 1000;

@@ -99,8 +99,11 @@ Result<void> Director::start() {
   }
 
   if (options_.with_cluster) {
-    cluster_ = std::make_unique<ClusterSubsystem>(platform_, options_.node_name,
-                                                  [this](election::Role r) { onRole(r); });
+    cluster_ = std::make_unique<ClusterSubsystem>(
+        platform_, options_.node_name, [this](election::Role r) { onRole(r); },
+        [this](const election::RoleChange& c) {
+          for (auto& s : subsystems_) s->onRoleChange(c);
+        });
     SubsystemLinks links;
     links.service_health = [this](int permille) { cluster_->setServiceHealth(permille); };
     links.sync_state = [this](const SyncReport& sync) { cluster_->setSyncState(sync); };

@@ -2,6 +2,7 @@
 
 #include "health/health_subsystem.h"
 #include "ipvs/ipvs_subsystem.h"
+#include "notify/notify_subsystem.h"
 #include "sync/sync_subsystem.h"
 #include "vip/vip_subsystem.h"
 
@@ -21,7 +22,9 @@ std::unique_ptr<resources::ipvs::IpvsSubsystem> makeIpvs(platform::Platform& p,
   return std::make_unique<resources::ipvs::IpvsSubsystem>(std::move(deps), self);
 }
 
-std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std::string& self) {
+// on_change: each VIP this director takes or lets go (the notify hooks).
+std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std::string& self,
+                                               resources::OnVipChange on_change) {
   resources::VipDeps deps{
       p.dispatcher(), [&p] { return p.openAddressTable(); }, p.packetSockets(),
       // The NA's router flag follows the interface's forwarding, as the kernel's own NAs do.
@@ -30,7 +33,7 @@ std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std:
             resources::sysctl::sysctlKey({"net", "ipv6", "conf", interface, "forwarding"}));
         return forwarding && *forwarding == "1";
       },
-      p.logger().sink()};
+      p.logger().sink(), std::move(on_change)};
   return std::make_unique<resources::VipSubsystem>(std::move(deps), self);
 }
 
@@ -93,8 +96,15 @@ std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Pla
   auto sync = makeSync(platform, self, ipvs.get(), std::move(links.sync_state));
   out.push_back(std::move(ipvs));
   out.push_back(std::move(health));
+  // The hooks hear each role change from the director and each VIP change from the VIPs.
+  auto notify = std::make_unique<resources::notify::NotifySubsystem>(
+      resources::notify::NotifyDeps{&platform.children(), platform.logger().sink()}, self);
+  resources::notify::NotifySubsystem* hooks = notify.get();
   out.push_back(std::move(sync));
-  out.push_back(makeVips(platform, self));
+  out.push_back(makeVips(platform, self, [hooks](const config::Vip& vip, bool added) {
+    hooks->vipChanged(vip, added);
+  }));
+  out.push_back(std::move(notify));
   return out;
 }
 

@@ -46,6 +46,8 @@ std::string_view actionKindName(Action::Kind k) {
       return "log";
     case Action::Kind::kAlarm:
       return "alarm";
+    case Action::Kind::kRoleChanged:
+      return "role-changed";
   }
   return "?";
 }
@@ -746,6 +748,8 @@ void ClusterCore::apply(Time now, RoleEvent ev, Actions& out) {
                                          " event=" + std::string(roleEventName(ev)) + " reason=\"" +
                                          last_reason_ + "\" epoch=" + std::to_string(epoch_)});
   out.push_back({Action::Kind::kPersistRole, std::string(roleName(role_))});
+  out.push_back(
+      {Action::Kind::kRoleChanged, "", RoleChange{from, role_, ev, last_reason_, epoch_}});
   for (RoleAction a : t->actions) {
     switch (a) {
       case RoleAction::kStartResources:

@@ -45,9 +45,13 @@ struct Action {
     kPersistMaintenance,
     kLog,    // text: one line, key=value context
     kAlarm,  // text: what an operator must look at
+    // change: a role change, told before the resources of the transition are started or
+    // stopped (a takeover's TAKING_OVER comes before its VIPs are added)
+    kRoleChanged,
   };
   Kind kind;
   std::string text;
+  std::optional<RoleChange> change{};  // kRoleChanged only
   bool operator==(const Action&) const = default;
 };
 using Actions = std::vector<Action>;

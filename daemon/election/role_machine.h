@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -66,6 +67,17 @@ struct Transition {
 std::string_view roleName(Role r);
 std::string_view roleEventName(RoleEvent e);
 std::string_view roleActionName(RoleAction a);
+
+// One role change as the cluster core made it: what caused it, why in words, and the epoch it
+// happened in. Told to whoever acts on each change (the notify hooks), in order.
+struct RoleChange {
+  Role from = Role::kInit;
+  Role to = Role::kInit;
+  RoleEvent event = RoleEvent::kInitDone;
+  std::string reason;  // "failback to the preferred node (winner lb1)"
+  uint64_t epoch = 0;
+  bool operator==(const RoleChange&) const = default;
+};
 
 // The transition for (role, event), or nullopt when the event means nothing in that role and
 // is ignored. Pure: the whole table is in role_machine.cpp and tested pair by pair.

@@ -78,6 +78,10 @@ class Subsystem {
   virtual std::vector<HeldResource> held() { return {}; }
   // The role of this director changed.
   virtual void onRole(election::Role role) { (void)role; }
+  // Each role change as the cluster makes it, with its cause, before the resources of that
+  // change are started or stopped; onRole is told only the roles reached (a takeover whose
+  // resources answered at once reaches ACTIVE without a TAKING_OVER of its own).
+  virtual void onRoleChange(const election::RoleChange& change) { (void)change; }
   // Its part of `tandem status`: the fields it adds (an object), or null for none.
   virtual nlohmann::json status() const { return nullptr; }
   // Its series for a scrape of the metrics endpoint (conf/metrics.md), from what it already

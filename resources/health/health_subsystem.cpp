@@ -51,7 +51,7 @@ struct HealthSubsystem::Monitor {
 };
 
 HealthSubsystem::HealthSubsystem(HealthDeps deps)
-    : deps_(std::move(deps)), commands_(deps_.children, deps_.log) {}
+    : deps_(std::move(deps)), commands_(deps_.children, deps_.log, {1, "virtual_server.notify"}) {}
 
 HealthSubsystem::~HealthSubsystem() { shutdown(); }
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "common/log.h"
+#include "core/event_commands.h"
 #include "core/subsystem.h"
 #include "health/check_policy.h"
 #include "health/checker.h"
-#include "health/event_commands.h"
 #include "loop/dispatcher.h"
 #include "process/child_runner.h"
 

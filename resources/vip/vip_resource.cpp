@@ -51,10 +51,12 @@ VipPlan planVip(const config::Vip& vip, uint32_t ifindex,
   return plan;
 }
 
-VipResource::VipResource(config::Vip vip, std::shared_ptr<AddressTable> table, VipLog log)
+VipResource::VipResource(config::Vip vip, std::shared_ptr<AddressTable> table, VipLog log,
+                         OnVipChange on_change)
     : vip_(std::move(vip)),
       table_(std::move(table)),
       log_(std::move(log)),
+      on_change_(std::move(on_change)),
       name_("vip " + vip_.address.toString()) {}
 
 std::string VipResource::where() const { return vip_.address.toString() + " on " + vip_.interface; }
@@ -151,14 +153,14 @@ Result<void> VipResource::ensure(bool from_monitor) {
               "VIP " + where() + ": the kernel reports it present and absent in turn");
 }
 
-Result<void> VipResource::release() {
+Result<bool> VipResource::release() {
   auto idx = ifindex();
   if (!idx) {
     // No interface, no address on it: nothing left to stop.
     if (idx.error().code == ErrorCode::kNotFound) {
       held_ = false;
       seen_ = false;
-      return {};
+      return false;
     }
     return fail(idx.error());
   }
@@ -176,12 +178,26 @@ Result<void> VipResource::release() {
   held_ = false;
   seen_ = false;
   if (removed) log(LogLevel::kNotice, "VIP " + where() + " removed");
-  return {};
+  return removed;
 }
 
-void VipResource::start(Done done) { done(ensure(/*from_monitor=*/false)); }
+void VipResource::start(Done done) {
+  const bool was_held = held_;
+  Result<void> r = ensure(/*from_monitor=*/false);
+  if (r && !was_held && on_change_) on_change_(vip_, true);
+  done(std::move(r));
+}
 
-void VipResource::stop(Done done) { done(release()); }
+void VipResource::stop(Done done) {
+  const bool was_held = held_;
+  Result<bool> r = release();
+  if (!r) {
+    done(fail(r.error()));
+    return;
+  }
+  if ((was_held || *r) && on_change_) on_change_(vip_, false);
+  done(Result<void>());
+}
 
 void VipResource::monitor(Done done) {
   // Nothing is held, so nothing can have drifted.

@@ -14,6 +14,10 @@
 namespace tandem::resources {
 
 using VipLog = LogSink;
+// Told when a VIP's resource takes it (added, or found in place and adopted: true) or lets it go
+// (removed: false). A VIP restored by monitor after a removal behind tandem's back was held
+// throughout, and is not told.
+using OnVipChange = std::function<void(const config::Vip& vip, bool added)>;
 
 // What start/monitor find for a VIP in the kernel's table, and what they do about it. Pure.
 struct VipPlan {
@@ -35,7 +39,8 @@ VipPlan planVip(const config::Vip& vip, uint32_t ifindex,
 // removed behind tandem's back, and present() asks the kernel.
 class VipResource final : public Resource {
  public:
-  VipResource(config::Vip vip, std::shared_ptr<AddressTable> table, VipLog log);
+  VipResource(config::Vip vip, std::shared_ptr<AddressTable> table, VipLog log,
+              OnVipChange on_change = {});
 
   std::string_view name() const override { return name_; }
   void start(Done done) override;
@@ -49,7 +54,8 @@ class VipResource final : public Resource {
 
  private:
   Result<void> ensure(bool from_monitor);
-  Result<void> release();
+  // Removes the address; true when there was one to remove.
+  Result<bool> release();
   Result<uint32_t> ifindex() const;
   rtnl::AddressRequest request(uint32_t ifindex, const IpPrefix& prefix) const;
   std::string where() const;  // "198.51.100.50/24 on eth0"
@@ -58,6 +64,7 @@ class VipResource final : public Resource {
   config::Vip vip_;
   std::shared_ptr<AddressTable> table_;
   VipLog log_;
+  OnVipChange on_change_;
   std::string name_;
   bool held_ = false;  // started and not stopped since
   // What the kernel's table last said of this VIP (present(), or a start, stop or monitor that

@@ -61,7 +61,7 @@ void VipSubsystem::configure(const config::Config& next, const config::Config* r
       e.address = old->address;
       if (old->vip == vip) e.announcer = old->announcer;
     } else {
-      e.address = std::make_shared<VipResource>(vip, table_, deps_.log);
+      e.address = std::make_shared<VipResource>(vip, table_, deps_.log, deps_.on_change);
     }
     if (!e.announcer) {
       e.announcer = std::make_shared<announce::AnnounceResource>(

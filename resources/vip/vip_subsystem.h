@@ -20,6 +20,7 @@ struct VipDeps {
   announce::PacketSocketOpener& sockets;  // AF_PACKET
   announce::ForwardsIpv6 forwards;        // the NA's router flag
   LogSink log;                            // the VIPs' and the announcers' lines
+  OnVipChange on_change;                  // each VIP taken or let go (may be unset)
 };
 
 // The VIPs this director can hold (those on an interface its [[node]] lists), each with its

@@ -16,6 +16,7 @@
 #include "platform/platform.h"
 #include "resources/fake_address_table.h"
 #include "resources/fake_checker.h"
+#include "resources/fake_children.h"
 #include "resources/fake_ipvs_kernel.h"
 #include "resources/fake_packet_socket.h"
 #include "resources/fake_sync_kernel.h"
@@ -302,17 +303,6 @@ class FakeWorld {
   std::map<std::string, std::deque<Packet>> waiting_;  // in a stalled node's sockets
 };
 
-class FakeChildren final : public process::ChildRunner {
- public:
-  Result<std::unique_ptr<process::ChildHandle>> run(
-      const process::CommandLine& cmd, const std::vector<std::string>&, Millis,
-      std::function<void(process::ChildResult)>) override {
-    runs.push_back(cmd.argv.empty() ? "" : cmd.argv[0]);
-    return fail(ErrorCode::kUnavailable, "no children in component tests");
-  }
-  std::vector<std::string> runs;
-};
-
 class FakePlatform;
 // The metrics endpoint as the fake platform serves it: the scrape function, until destroyed.
 class FakeMetricsHandle final : public platform::Handle {
@@ -446,8 +436,12 @@ class FakePlatform final : public platform::Platform {
         dispatcher_(world.sim()),
         address_table_(std::make_shared<FakeAddressTable>()),
         packet_sockets_(dispatcher_),
-        journaling_opener_(packet_sockets_, [this](const std::string& w) { note(w); }) {
+        journaling_opener_(packet_sockets_, [this](const std::string& w) { note(w); }),
+        children_(world.sim()) {
     address_table_->addInterface("eth0", 2);
+    // Only the programs a test lists run (on simulated time); any other cannot start, so a
+    // fence command fails.
+    children_.refuse_others = true;
     state_.on_change = [this](const std::string& w) { note(w); };
   }
 
@@ -555,6 +549,8 @@ class FakePlatform final : public platform::Platform {
   FakeIpvsKernel& ipvsKernel() { return ipvs_kernel_; }
   FakeSyncKernel& syncKernel() { return sync_kernel_; }
   FakeSyncTaps& syncTaps() { return sync_taps_; }
+  // The children it ran (the [notify] hooks): a test lists the programs that run in `programs`.
+  SimChildren& childProcesses() { return children_; }
   FakeWorld::Link* link() { return link_; }
   const std::string& node() const { return node_; }
 
@@ -579,10 +575,10 @@ class FakePlatform final : public platform::Platform {
   FakeNotifier notifier_;
   FakeFileSystem files_;
   FakeStateFiles state_;
-  FakeChildren children_;
   std::shared_ptr<FakeAddressTable> address_table_;
   FakePacketSocketOpener packet_sockets_;
   JournalingOpener journaling_opener_;
+  SimChildren children_;
   FakeIpvsKernel ipvs_kernel_;
   FakeSyncKernel sync_kernel_{dispatcher_};
   FakeSyncTaps sync_taps_;

@@ -311,6 +311,7 @@ class SimCluster {
           ++n.alarms;
           break;
         case Action::Kind::kLog:
+        case Action::Kind::kRoleChanged:
         case Action::Kind::kCancelFence:
           break;
       }

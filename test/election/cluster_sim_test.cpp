@@ -386,6 +386,46 @@ TEST(ClusterCoreSettle, TheSettlePassingIsADeadlineOfItsOwn) {
   EXPECT_EQ(core.role(), Role::kReleasing);
 }
 
+// Each role change is an action of its own, with its cause and epoch, ahead of the resources it
+// starts or stops: whoever acts on role changes (the notify hooks) sees TAKING_OVER before the
+// VIPs are added, however fast the resources answer.
+TEST(ClusterCoreRoleChange, EachChangeIsToldWithItsCauseBeforeItsResourcesMove) {
+  CoreConfig cfg;
+  cfg.self = "lb1";
+  cfg.priority = 200;
+  cfg.peers = {{"lb2", 100}};
+  Time t0{};
+  ClusterCore core(cfg, t0, {});
+  core.onQuorum(t0, true);
+  Actions a = core.onHeartbeat(t0, backupBeat("lb2", 1000));
+  std::vector<RoleChange> changes;
+  size_t change_at = a.size(), start_at = a.size();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].kind == Action::Kind::kRoleChanged) {
+      ASSERT_TRUE(a[i].change);
+      changes.push_back(*a[i].change);
+      change_at = i;
+    }
+    if (a[i].kind == Action::Kind::kStartResources) start_at = i;
+  }
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].from, Role::kInit);
+  EXPECT_EQ(changes[0].to, Role::kBackup);
+  EXPECT_EQ(changes[0].event, RoleEvent::kInitDone);
+  EXPECT_EQ(changes[1].from, Role::kBackup);
+  EXPECT_EQ(changes[1].to, Role::kTakingOver);
+  EXPECT_EQ(changes[1].event, RoleEvent::kElected);
+  EXPECT_EQ(changes[1].reason, core.lastReason());
+  EXPECT_EQ(changes[1].epoch, core.heartbeat().epoch);
+  EXPECT_LT(change_at, start_at);
+  Actions started = core.onResourcesStarted(t0);
+  auto it = std::find_if(started.begin(), started.end(),
+                         [](const Action& x) { return x.kind == Action::Kind::kRoleChanged; });
+  ASSERT_NE(it, started.end());
+  EXPECT_EQ(*it->change, (RoleChange{Role::kTakingOver, Role::kActive, RoleEvent::kResourcesStarted,
+                                     core.lastReason(), core.heartbeat().epoch}));
+}
+
 // A BACKUP that is not the preferred node under auto failback: once its failback delay has
 // passed there is nothing to wake for until the next heartbeat or the peer's dead time, not a
 // deadline in the past every millisecond.

@@ -260,6 +260,38 @@ TEST_F(VipResourceTest, MonitorRestoresAnAddressRemovedBehindTandemsBackAndLogsI
       << allLines();
 }
 
+// What the notify hooks are told: a VIP taken (added or adopted) or let go, once per change;
+// a start that changes nothing, a monitor's restore and a stop of nothing tell nothing.
+TEST_F(VipResourceTest, EachTakeAndLetGoIsToldOnceAndNothingElse) {
+  std::vector<std::string> told;
+  auto make_told = [&](config::Vip v) {
+    return std::make_unique<VipResource>(
+        std::move(v), table_, nullptr, [&](const config::Vip& changed, bool added) {
+          told.push_back(changed.address.toString() + (added ? " added" : " removed"));
+        });
+  };
+  auto r = make_told(vip("198.51.100.50/24"));
+  ASSERT_TRUE(run(&Resource::stop, *r));
+  EXPECT_TRUE(told.empty()) << "nothing held, nothing there: nothing let go";
+  ASSERT_TRUE(run(&Resource::start, *r));
+  ASSERT_TRUE(run(&Resource::start, *r));
+  table_->drop("198.51.100.50/24");
+  ASSERT_TRUE(run(&Resource::monitor, *r));
+  ASSERT_TRUE(run(&Resource::stop, *r));
+  ASSERT_TRUE(run(&Resource::stop, *r));
+  EXPECT_EQ(told, (std::vector<std::string>{"198.51.100.50/24 added", "198.51.100.50/24 removed"}));
+
+  // A restarted daemon: adopting is taking, and an orphan it removes is let go.
+  told.clear();
+  table_->put("eth0", "198.51.100.51/24");
+  auto adopted = make_told(vip("198.51.100.51/24"));
+  ASSERT_TRUE(run(&Resource::start, *adopted));
+  table_->put("eth0", "198.51.100.52/24");
+  auto orphan = make_told(vip("198.51.100.52/24"));
+  ASSERT_TRUE(run(&Resource::stop, *orphan));
+  EXPECT_EQ(told, (std::vector<std::string>{"198.51.100.51/24 added", "198.51.100.52/24 removed"}));
+}
+
 TEST_F(VipResourceTest, MonitorOfAVipNotHeldWritesNothing) {
   auto r = make(vip("198.51.100.50/24"));
   ASSERT_TRUE(run(&Resource::monitor, *r));
