@@ -469,6 +469,12 @@ void Director::reloadConfig() {
   }
   if (admin_ && diff.changed("control")) {
     if (auto g = admin_->setGroup(next.control.group); !g) {
+      // The new endpoint goes; the running one, if opening the new one had to close it (the
+      // same port), comes back.
+      endpoint.reset();
+      if (!metrics_ && config_->metrics.enabled) {
+        if (auto back = openMetrics(config_->metrics)) metrics_ = std::move(*back);
+      }
       refuseReload("control.group: " + g.error().message, 0);
       return;
     }

@@ -37,13 +37,15 @@ std::string_view typeName(Type type) {
   return "unknown";
 }
 
-// HELP text escapes backslash and newline (both formats).
-void appendHelp(std::string& out, std::string_view help) {
+// HELP text escapes backslash and newline (both formats), and in OpenMetrics the double quote.
+void appendHelp(std::string& out, std::string_view help, bool quote) {
   for (char c : help) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
+    } else if (c == '"' && quote) {
+      out += "\\\"";
     } else {
       out += c;
     }
@@ -115,7 +117,7 @@ void Exposition::family(std::string_view name, Type type, std::string_view help,
   out_ += "# HELP ";
   out_ += declared;
   out_ += ' ';
-  appendHelp(out_, help);
+  appendHelp(out_, help, format_ == Format::kOpenMetrics);
   out_ += '\n';
   out_ += "# TYPE ";
   out_ += declared;
@@ -181,7 +183,9 @@ void Exposition::histogram(std::string_view label_set, const Histogram& h) {
     cumulative += h.counts()[i];
     le.clear();
     if (i < h.bounds().size()) {
+      // A bucket's bound as OpenMetrics writes a canonical number: "1.0", not "1".
       appendDouble(le, h.bounds()[i]);
+      if (le.find_first_of(".eE") == std::string::npos) le += ".0";
     } else {
       le = "+Inf";
     }

@@ -21,7 +21,14 @@ struct HttpServer::Connection {
   // The answer is out and our side shut: read until the peer closes, so that closing with its
   // bytes unread never resets the connection before it has read the answer.
   bool draining = false;
+  bool peer_closed = false;  // its read side reached EOF
+  size_t drained = 0;        // bytes read and dropped while draining
 };
+
+namespace {
+constexpr size_t kDrainPerWakeup = 64 * 1024;
+constexpr size_t kDrainTotal = 1024 * 1024;
+}  // namespace
 
 namespace {
 
@@ -89,14 +96,26 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::acceptAll() {
-  while (connections_.size() < limits_.max_connections) {
+  while (!paused_ && connections_.size() < limits_.max_connections) {
     sockaddr_storage peer{};
     socklen_t len = sizeof peer;
     int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        log_(LogLevel::kWarning, "metrics: accept failed: " + errnoError(errno, "accept").message);
+        // Out of descriptors or memory: the listener stays readable, and watching it would
+        // spin the loop. It rests a second, with one line for the pause.
+        log_(LogLevel::kWarning, "metrics: accept failed, pausing the endpoint for 1s: " +
+                                     errnoError(errno, "accept").message);
+        paused_ = true;
+        if (!resume_) {
+          resume_ = dispatcher_.createTimer([this] {
+            paused_ = false;
+            updateListening();
+            acceptAll();
+          });
+        }
+        resume_->arm(Millis(1000));
       }
       break;
     }
@@ -137,7 +156,7 @@ void HttpServer::acceptAll() {
 
 // Beyond max_connections the listener is not watched: connections wait in the backlog.
 void HttpServer::updateListening() {
-  const bool want = connections_.size() < limits_.max_connections;
+  const bool want = !paused_ && connections_.size() < limits_.max_connections;
   if (want == listening_) return;
   listening_ = want;
   watch_->setInterest({want, false});
@@ -154,17 +173,15 @@ void HttpServer::onReadable(Connection& c) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    // EOF or an error before a whole request: nothing to answer.
-    if (c.out.empty()) {
-      close(c.fd);
-      return;
-    }
+    // EOF (or an error): a client that half-closes after its request is still answered.
+    c.peer_closed = true;
     break;
   }
   if (!c.out.empty()) return;  // already answering: what more comes is not read
   ParsedRequest parsed = parseRequest(c.in);
   switch (parsed.status) {
     case ParsedRequest::Status::kIncomplete:
+      if (c.peer_closed) close(c.fd);  // it went away before a whole request
       return;
     case ParsedRequest::Status::kBad:
       log_(LogLevel::kDebug, "metrics: bad request from " + c.peer + ": " + parsed.why);
@@ -207,14 +224,24 @@ void HttpServer::onWritable(Connection& c) {
 }
 
 void HttpServer::drain(Connection& c) {
+  // At most kDrainPerWakeup a call (the loop comes back while there is more: level-triggered),
+  // and kDrainTotal in all: a client that keeps sending after its answer can neither hold the
+  // loop nor keep its connection.
   char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(c.fd, buf, sizeof buf);
-    if (n > 0) continue;
+  size_t this_time = 0;
+  while (this_time < kDrainPerWakeup) {
+    ssize_t n = c.peer_closed ? 0 : ::read(c.fd, buf, sizeof buf);
+    if (n > 0) {
+      this_time += static_cast<size_t>(n);
+      c.drained += static_cast<size_t>(n);
+      if (c.drained > kDrainTotal) break;
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     break;  // EOF or an error: done
   }
+  if (this_time >= kDrainPerWakeup && c.drained <= kDrainTotal) return;
   close(c.fd);
 }
 

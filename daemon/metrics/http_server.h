@@ -63,6 +63,8 @@ class HttpServer {
   HttpLimits limits_;
   std::unique_ptr<loop::FdWatch> watch_;
   bool listening_ = true;
+  bool paused_ = false;  // accept failed for want of descriptors or memory
+  std::unique_ptr<loop::Timer> resume_;
   std::map<int, std::unique_ptr<Connection>> connections_;
   uint64_t served_ = 0;
 };

@@ -321,7 +321,14 @@ void HealthSubsystem::writeMetrics(metrics::Exposition& out) const {
     metric_index_.clear();
     metric_index_.reserve(monitors_.size());
     for (const auto& [key, m] : monitors_) {
-      const std::string l = labelSet({{"vs", key.first}, {"rs", key.second.toString()}});
+      // "address:port" always, as the IPVS series write a real server (toString leaves out
+      // a port 0, which a fwmark service's real servers have).
+      const Endpoint& rs = key.second;
+      const std::string where =
+          (rs.address.family == Family::kInet6 ? "[" + rs.address.toString() + "]"
+                                               : rs.address.toString()) +
+          ":" + std::to_string(rs.port);
+      const std::string l = labelSet({{"vs", key.first}, {"rs", where}});
       metric_index_.push_back(
           {m.get(),
            {static_cast<uint32_t>(metric_labels_.size()), static_cast<uint32_t>(l.size())}});

@@ -48,10 +48,24 @@ TEST(Exposition, WithLabelAppendsToASetOrStartsOne) {
   EXPECT_EQ(withLabel("", "le", "+Inf"), R"({le="+Inf"})");
 }
 
-TEST(Exposition, HelpEscapesBackslashAndNewline) {
+TEST(Exposition, HelpEscapesBackslashAndNewlineAndInOpenMetricsTheQuote) {
   Exposition out(Format::kPrometheusText);
-  out.gauge("g", "a\\b\nc", 0);
-  EXPECT_NE(out.finish().find("# HELP g a\\\\b\\nc\n"), std::string::npos);
+  out.gauge("g", "a\\b\nc\"d", 0);
+  EXPECT_NE(out.finish().find("# HELP g a\\\\b\\nc\"d\n"), std::string::npos);
+  Exposition om(Format::kOpenMetrics);
+  om.gauge("g", "a\"d", 0);
+  EXPECT_NE(om.finish().find("# HELP g a\\\"d\n"), std::string::npos);
+}
+
+TEST(Exposition, BucketBoundsAreCanonicalNumbers) {
+  Histogram h({0.5, 1, 10});
+  Exposition out(Format::kOpenMetrics);
+  out.family("x_seconds", Type::kHistogram, "h", "seconds");
+  out.histogram("", h);
+  const std::string text = out.finish();
+  EXPECT_NE(text.find("x_seconds_bucket{le=\"0.5\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("x_seconds_bucket{le=\"1.0\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("x_seconds_bucket{le=\"10.0\"} 0\n"), std::string::npos) << text;
 }
 
 TEST(Exposition, NumbersAreShortestAndSpecialValuesSpelled) {

@@ -215,6 +215,45 @@ TEST_F(HttpServerTest, BeyondTheLimitConnectionsWaitAndAreServedLater) {
   EXPECT_EQ(third.substr(0, 15), "HTTP/1.1 200 OK");
 }
 
+TEST_F(HttpServerTest, AClientThatHalfClosesAfterItsRequestIsStillAnswered) {
+  listen();
+  std::string answer;
+  runClient([&] {
+    int fd = connectTo(server_->port());
+    sendAll(fd, "GET /metrics HTTP/1.1\r\n\r\n");
+    ::shutdown(fd, SHUT_WR);  // as `nc -N` does: the request, then EOF
+    answer = readToEof(fd);
+    ::close(fd);
+  });
+  EXPECT_EQ(answer.substr(0, 15), "HTTP/1.1 200 OK");
+  EXPECT_EQ(server_->connections(), 0u);
+}
+
+TEST_F(HttpServerTest, AClientThatKeepsSendingAfterItsAnswerIsCutOffAndOthersAreServed) {
+  listen();
+  std::string next;
+  size_t sent = 0;
+  constexpr size_t kJunk = 16u << 20;  // more than the kernel's socket buffers hold (10 MiB)
+  runClient([&] {
+    int fd = connectTo(server_->port());
+    sendAll(fd, "GET /metrics HTTP/1.1\r\n\r\n");
+    // The server drops at most 1 MiB after the answer, then closes: the sends fail before all
+    // of it is out.
+    const std::string junk(64 * 1024, 'x');
+    while (sent < kJunk) {
+      ssize_t n = ::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    next = exchange(server_->port(), "GET /metrics HTTP/1.1\r\n\r\n");
+  });
+  EXPECT_LT(sent, kJunk) << "the server read everything a client sent after its answer";
+  EXPECT_EQ(next.substr(0, 15), "HTTP/1.1 200 OK");
+  EXPECT_EQ(server_->connections(), 0u);
+  EXPECT_EQ(server_->served(), 2u);
+}
+
 TEST_F(HttpServerTest, ListeningOnATakenPortFailsNamingIt) {
   listen();
   auto second = HttpServer::listen(
