@@ -133,9 +133,15 @@ std::string endpointProblem(std::string_view text, bool port_optional) {
 }
 
 std::string Endpoint::toString() const {
-  std::string host =
-      address.family == Family::kInet6 ? "[" + address.toString() + "]" : address.toString();
-  return port == 0 ? host : host + ":" + std::to_string(port);
+  if (port != 0) return hostPort(address, port);
+  return address.family == Family::kInet6 ? "[" + address.toString() + "]" : address.toString();
+}
+
+std::string hostPort(const IpAddress& address, uint16_t port) {
+  if (address.family == Family::kInet6) {
+    return "[" + address.toString() + "]:" + std::to_string(port);
+  }
+  return address.toString() + ":" + std::to_string(port);
 }
 
 std::optional<int> netmaskLength(const IpAddress& mask) {

@@ -51,6 +51,10 @@ struct Endpoint {
 // "port 0 is not a port", "\"localhost\" is not an IP address (names are not resolved)".
 std::string endpointProblem(std::string_view text, bool port_optional);
 
+// "198.51.100.21:80", "[2001:db8::21]:80": an address and port, the port written even when it
+// is 0 (a fwmark service's real servers), where Endpoint::toString leaves it out.
+std::string hostPort(const IpAddress& address, uint16_t port);
+
 // Is mask a contiguous run of ones from the top (a real netmask)? Returns its length if so.
 std::optional<int> netmaskLength(const IpAddress& mask);
 

@@ -101,9 +101,7 @@ Result<void> Director::start() {
   if (options_.with_cluster) {
     cluster_ = std::make_unique<ClusterSubsystem>(
         platform_, options_.node_name, [this](election::Role r) { onRole(r); },
-        [this](const election::RoleChange& c) {
-          for (auto& s : subsystems_) s->onRoleChange(c);
-        });
+        [this](const election::RoleChange& c) { onRoleChange(c); });
     SubsystemLinks links;
     links.service_health = [this](int permille) { cluster_->setServiceHealth(permille); };
     links.sync_state = [this](const SyncReport& sync) { cluster_->setSyncState(sync); };
@@ -149,12 +147,11 @@ Result<void> Director::start() {
     }
   }
   if (prepared && options_.with_cluster) {
-    loop_lag_ = std::make_unique<metrics::LoopLag>(platform_.dispatcher());
     auto endpoint = openMetrics(config_->metrics);
     if (!endpoint) {
       prepared = fail(endpoint.error());
     } else {
-      metrics_ = std::move(*endpoint);
+      setMetrics(std::move(*endpoint));
     }
   }
   if (!prepared) {
@@ -214,6 +211,22 @@ void Director::applyHeld() {
   cluster_->setResources(resources::inTakeoverOrder(std::move(held)));
 }
 
+// Each change as the core made it (onRole hears only the role an event ended in): the journal
+// record and the subsystems that act on every step (the notify hooks).
+void Director::onRoleChange(const election::RoleChange& c) {
+  const std::string from(election::roleName(c.from));
+  const std::string to(election::roleName(c.to));
+  journal(JournalKind::kRole, LogLevel::kNotice,
+          "role " + to + " " + kv("previous", from) + " " +
+              kv("event", election::roleEventName(c.event)) + " " + kv("reason", c.reason),
+          {{"TANDEM_ROLE", to},
+           {"TANDEM_PREVIOUS_ROLE", from},
+           {"TANDEM_ROLE_EVENT", std::string(election::roleEventName(c.event))},
+           {"TANDEM_REASON", c.reason},
+           {"TANDEM_EPOCH", std::to_string(c.epoch)}});
+  for (auto& s : subsystems_) s->onRoleChange(c);
+}
+
 void Director::onRole(election::Role role) {
   for (auto& s : subsystems_) s->onRole(role);
   const std::string reason = clusterNode() ? clusterNode()->lastReason() : "";
@@ -221,12 +234,6 @@ void Director::onRole(election::Role role) {
       {0, "role",
        std::string(election::roleName(last_role_)) + " -> " + std::string(election::roleName(role)),
        reason, std::nullopt});
-  journal(JournalKind::kRole, LogLevel::kNotice,
-          "role " + std::string(election::roleName(role)) + " " +
-              kv("previous", election::roleName(last_role_)) + " " + kv("reason", reason),
-          {{"TANDEM_ROLE", std::string(election::roleName(role))},
-           {"TANDEM_PREVIOUS_ROLE", std::string(election::roleName(last_role_))},
-           {"TANDEM_REASON", reason}});
   // The core counts takeovers (TAKING_OVER to ACTIVE after an election, not a restart's
   // resume): roles reached within one event come here as the last one only, so a cold start
   // that is elected at once reports INIT -> ACTIVE.
@@ -244,6 +251,16 @@ void Director::onRole(election::Role role) {
             std::move(fields));
   }
   last_role_ = role;
+}
+
+void Director::setMetrics(std::unique_ptr<platform::Handle> endpoint) {
+  metrics_ = std::move(endpoint);
+  // The loop's lag is measured only while someone can read it: a timer 10 times a second.
+  if (!metrics_) {
+    loop_lag_.reset();
+  } else if (!loop_lag_) {
+    loop_lag_ = std::make_unique<metrics::LoopLag>(platform_.dispatcher());
+  }
 }
 
 Result<std::unique_ptr<platform::Handle>> Director::openMetrics(const config::Metrics& next) {
@@ -479,7 +496,7 @@ void Director::reloadConfig() {
       return;
     }
   }
-  if (endpoint) metrics_ = std::move(*endpoint);
+  if (endpoint) setMetrics(std::move(*endpoint));
   const config::Config running = std::move(*config_);
   config_ = std::move(next);
   failback_file_ = file_failback;

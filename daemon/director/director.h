@@ -108,6 +108,7 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   // Tries what can fail for next (null: the config start() loaded) in every part.
   [[nodiscard]] Result<void> prepareAll(const config::Config* next);
   void onRole(election::Role role);
+  void onRoleChange(const election::RoleChange& change);
   void applyHeld();
   void finishStop();
   // Adds to the history (stamped now) and writes it out within a second.
@@ -128,6 +129,8 @@ class Director final : public ipc::AdminHandler, private resources::CommandTable
   // cannot be had.
   [[nodiscard]] Result<std::unique_ptr<platform::Handle>> openMetrics(const config::Metrics& next);
   void writeMetrics(metrics::Exposition& out) const;
+  // The endpoint now served (null: none), and the loop-lag probe with it.
+  void setMetrics(std::unique_ptr<platform::Handle> endpoint);
   // A record for the journal (TANDEM_NODE and TANDEM_CLUSTER added) beside the log line.
   void journal(JournalKind kind, LogLevel level, std::string line,
                std::vector<std::pair<std::string, std::string>> fields);

@@ -321,14 +321,9 @@ void HealthSubsystem::writeMetrics(metrics::Exposition& out) const {
     metric_index_.clear();
     metric_index_.reserve(monitors_.size());
     for (const auto& [key, m] : monitors_) {
-      // "address:port" always, as the IPVS series write a real server (toString leaves out
-      // a port 0, which a fwmark service's real servers have).
-      const Endpoint& rs = key.second;
-      const std::string where =
-          (rs.address.family == Family::kInet6 ? "[" + rs.address.toString() + "]"
-                                               : rs.address.toString()) +
-          ":" + std::to_string(rs.port);
-      const std::string l = labelSet({{"vs", key.first}, {"rs", where}});
+      // As the IPVS series write a real server: with its port, 0 included.
+      const std::string l =
+          labelSet({{"vs", key.first}, {"rs", hostPort(key.second.address, key.second.port)}});
       metric_index_.push_back(
           {m.get(),
            {static_cast<uint32_t>(metric_labels_.size()), static_cast<uint32_t>(l.size())}});

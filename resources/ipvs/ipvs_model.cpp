@@ -7,11 +7,6 @@
 namespace tandem::resources::ipvs {
 std::string protocolName(uint16_t p) { return ipProtocolName(p); }
 
-std::string hostPort(const IpAddress& a, uint16_t port) {
-  if (a.family == Family::kInet6) return "[" + a.toString() + "]:" + std::to_string(port);
-  return a.toString() + ":" + std::to_string(port);
-}
-
 std::string syncStateName(SyncState s) { return s == SyncState::kMaster ? "master" : "backup"; }
 
 std::string forwardName(Forward f) {

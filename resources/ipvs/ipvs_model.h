@@ -41,8 +41,8 @@ std::string protocolName(uint16_t protocol);
 std::string forwardName(Forward f);
 // "ipip", "gue", "gre".
 std::string tunnelName(Tunnel t);
-// "198.51.100.10:80", "[2001:db8::10]:53".
-std::string hostPort(const IpAddress& address, uint16_t port);
+// "198.51.100.10:80", "[2001:db8::10]:53" (common/ip_address.h).
+using ::tandem::hostPort;
 
 struct Service {
   ServiceKey key;
