@@ -760,6 +760,47 @@ _lab_cut() {  # _lab_cut add|delete A B both|oneway [UDP_PORT]
 lab_partitions() { _lab_sw nft list set bridge tandemlab cut; }
 
 # ---------------------------------------------------------------------------------------------
+# Prometheus (Debian's prometheus package), scraping the lab's directors
+
+# prometheus_start NODE DIRECTOR=ADDR:PORT...: Prometheus in NODE's namespace, listening on
+# 127.0.0.1:9090 there, scraping each target every second with the label director=DIRECTOR.
+prometheus_start() {
+  local node=$1 t targets=
+  shift
+  for t in "$@"; do
+    targets+="      - targets: [\"${t#*=}\"]
+        labels: {director: ${t%%=*}}
+"
+  done
+  mkdir -p "$LAB_DIR/prometheus" || return 1
+  cat >"$LAB_DIR/prometheus/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+scrape_configs:
+  - job_name: tandem
+    static_configs:
+$targets
+YML
+  node_spawn "$node" prometheus prometheus --config.file="$LAB_DIR/prometheus/prometheus.yml" \
+    --storage.tsdb.path="$LAB_DIR/prometheus/data" --web.listen-address=127.0.0.1:9090 \
+    --log.level=warn >/dev/null
+}
+# prometheus_query NODE EXPR: the instant query's answer through Prometheus's HTTP API in NODE,
+# as "director=value" per series, sorted, on one line; 1 when the API fails.
+prometheus_query() {
+  node_exec "$1" curl -sf --get --data-urlencode "query=$2" http://127.0.0.1:9090/api/v1/query |
+    python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+if r.get("status") != "success":
+    sys.exit(1)
+print(" ".join(sorted(s["metric"].get("director", "?") + "=" + s["value"][1] for s in r["data"]["result"])))'
+}
+# prometheus_is NODE EXPR WANT: the query's answer is WANT
+prometheus_is() { [[ $(prometheus_query "$1" "$2") == "$3" ]]; }
+
+# ---------------------------------------------------------------------------------------------
 # Teardown
 
 # lab_down [DIR]: stop every process this lab started (SIGTERM, then SIGKILL after
