@@ -235,7 +235,7 @@ void Importer::checkKeys() {
     if (auto m = closestMatch(d.key, known)) msg += "; did you mean \"" + *m + "\"?";
     error(d.line, msg);
   };
-  auto valueCheck = [&](const ld::Directive& d) {
+  auto value_check = [&](const ld::Directive& d) {
     if (d.key == "checktype") {
       const std::string& c = d.value;
       bool numeric =
@@ -254,7 +254,7 @@ void Importer::checkKeys() {
                         "oracle, pgsql, pop, pops, radius, simpletcp, sip, smtp or submission");
     }
   };
-  auto yesNo = [&](const ld::Directive& d) {
+  auto yes_no = [&](const ld::Directive& d) {
     if (among(kYesNo, d.key) && d.value != "yes" && d.value != "no") {
       error(d.line, d.key + " takes yes or no, not \"" + d.value + "\"");
     }
@@ -265,7 +265,7 @@ void Importer::checkKeys() {
     } else if (!among(kGlobalOnly, d.key) && !among(kEither, d.key)) {
       unknown(d);
     } else {
-      yesNo(d);
+      yes_no(d);
     }
   }
   for (const auto& v : config_.virtuals) {
@@ -279,8 +279,8 @@ void Importer::checkKeys() {
       } else if (!among(kEither, d.key) && !among(kVirtualOnly, d.key)) {
         unknown(d);
       } else {
-        yesNo(d);
-        valueCheck(d);
+        yes_no(d);
+        value_check(d);
       }
     }
   }
@@ -533,7 +533,8 @@ void Importer::importVirtual(const ld::VirtualBlock& v) {
          v.reals.empty() ? "no real server: tandem's default" : "");
 
   if (const auto* d = own(v, "persistent")) {
-    if (auto n = number(*d, 0, 576 * 3600, "tandem's persistence_timeout is 576h at most")) {
+    if (auto n =
+            number(*d, 0, int64_t{576} * 3600, "tandem's persistence_timeout is 576h at most")) {
       if (*n > 0) vs.set("persistence_timeout", tomlString(std::to_string(*n) + "s"));
       use(d, "persistent");
     }
@@ -645,8 +646,8 @@ void Importer::importVirtual(const ld::VirtualBlock& v) {
 
   // Timeouts: a negotiate check takes negotiatetimeout first, the others checktimeout first;
   // each falls back to the other, the virtual's before the global, then to its own default.
-  auto firstOf = [&](std::initializer_list<const ld::Directive*> ds, int64_t dflt,
-                     int* line) -> int64_t {
+  auto first_of = [&](std::initializer_list<const ld::Directive*> ds, int64_t dflt,
+                      int* line) -> int64_t {
     for (const auto* d : ds) {
       if (d == nullptr) continue;
       if (auto n = number(*d, 1, 600, "tandem's timeout is 10m at most")) {
@@ -665,9 +666,9 @@ void Importer::importVirtual(const ld::VirtualBlock& v) {
   const ld::Directive* g_nt = global("negotiatetimeout");
   if (g_nt == nullptr) g_nt = global("connecttimeout");
   int timeout_line = 0;
-  int64_t check_timeout = firstOf({v_ct, v_nt, g_ct, g_nt}, 5, &timeout_line);
+  int64_t check_timeout = first_of({v_ct, v_nt, g_ct, g_nt}, 5, &timeout_line);
   int connect_line = timeout_line;
-  int64_t negotiate_timeout = firstOf({v_nt, v_ct, g_nt, g_ct}, 30, &timeout_line);
+  int64_t negotiate_timeout = first_of({v_nt, v_ct, g_nt, g_ct}, 30, &timeout_line);
   int negotiate_line = timeout_line;
 
   Effective interval_d = eff("checkinterval");
@@ -688,7 +689,7 @@ void Importer::importVirtual(const ld::VirtualBlock& v) {
   bool weights_zero = false;
   bool takes_request = false;  // http, https or dns: request and receive carry over
   std::string command;
-  auto connectCheck = [&](bool explicit_connect) {
+  auto connect_check = [&](bool explicit_connect) {
     if (udp) {
       type = "exec";
       command = "ping -n -c 1 -W " + std::to_string(std::min(check_timeout, interval)) +
@@ -704,7 +705,7 @@ void Importer::importVirtual(const ld::VirtualBlock& v) {
     weights_zero = checktype == "off";
     if (weights_zero) type_comment = "ldirectord's checktype = off: every real server at weight 0";
   } else if (checktype == "connect") {
-    connectCheck(true);
+    connect_check(true);
   } else if (checktype == "ping") {
     type = "exec";
     command = "ping -n -c 1 -W " + std::to_string(std::min(check_timeout, interval)) +
@@ -731,7 +732,7 @@ void Importer::importVirtual(const ld::VirtualBlock& v) {
       type = "dns";
       takes_request = true;
     } else {
-      connectCheck(false);
+      connect_check(false);
       if (service == "dns") type_comment = "a connect check: the dns check has no request";
     }
   }

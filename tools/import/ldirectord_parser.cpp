@@ -241,12 +241,12 @@ Result<RealSpec> parseRealServer(std::string_view value) {
     if (!a) return fail(a.error());
     auto b = parseAddress(last, false);
     if (!b) return fail(b.error());
-    auto toInt = [](const IpAddress& x) {
+    auto to_int = [](const IpAddress& x) {
       return (uint32_t{x.bytes[0]} << 24) | (uint32_t{x.bytes[1]} << 16) |
              (uint32_t{x.bytes[2]} << 8) | uint32_t{x.bytes[3]};
     };
-    uint32_t lo = toInt(*a);
-    uint32_t hi = toInt(*b);
+    uint32_t lo = to_int(*a);
+    uint32_t hi = to_int(*b);
     if (hi < lo) {
       return fail(ErrorCode::kInvalidArgument,
                   "range " + shown(where) + " ends before it starts: write LOW->HIGH");
@@ -399,7 +399,9 @@ ParseResult parseConfig(std::string_view text, const std::string& file) {
     }
     std::string value = rest.empty() ? std::string("yes") : std::string(trim(rest.substr(1)));
     if (value.empty()) {
-      error(line_no, key + " has no value: write " + key + " = VALUE, or remove the line");
+      std::string message = key;
+      message += " has no value: write " + key + " = VALUE, or remove the line";
+      error(line_no, std::move(message));
       continue;
     }
     if (!indented && (key == "virtual" || key == "virtual6")) {
