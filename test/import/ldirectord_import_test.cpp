@@ -219,7 +219,7 @@ TEST(LdirectordImport, AMissingFileIsAnErrorNamingIt) {
   test::FakeSourceReader reader;
   ImportResult r = importLdirectord("/etc/ha.d/ldirectord.cf", reader, ImportOptions{});
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.errors[0].text(), "/etc/ha.d/ldirectord.cf:0: /etc/ha.d/ldirectord.cf: no such file");
+  EXPECT_EQ(r.errors[0].text(), "/etc/ha.d/ldirectord.cf: no such file");
 }
 
 TEST(LdirectordImport, ReportsEveryErrorSortedByLine) {

@@ -20,6 +20,10 @@ std::string_view fateName(Fate f) {
 }
 
 std::string ImportError::text() const {
+  if (line == 0) {  // about a whole file (or none): the message names it when it can
+    if (file.empty() || message.rfind(file, 0) == 0) return message;
+    return file + ": " + message;
+  }
   return file + ":" + std::to_string(line) + ": " + message;
 }
 
@@ -33,8 +37,8 @@ void Report::differs(const std::string& file, int line, std::string construct, s
       {file, line, std::move(construct), Fate::kDiffers, std::move(key), std::move(reason)});
 }
 
-void Report::dropped(const std::string& file, int line, std::string construct,
-                     std::string nearest, std::string reason) {
+void Report::dropped(const std::string& file, int line, std::string construct, std::string nearest,
+                     std::string reason) {
   lines_.push_back(
       {file, line, std::move(construct), Fate::kDropped, std::move(nearest), std::move(reason)});
 }

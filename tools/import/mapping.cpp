@@ -9,6 +9,10 @@ const Mapping* findMapping(Source source, std::string_view block, std::string_vi
   for (const auto& m : table) {
     if (m.block == block && m.keyword == keyword) return &m;
   }
+  // Any other keyword of a block: its catch-all row, when it has one.
+  for (const auto& m : table) {
+    if (m.block == block && m.keyword == "*") return &m;
+  }
   return nullptr;
 }
 
@@ -56,11 +60,16 @@ std::string cell(std::string_view s) {
 }
 
 void table(std::ostringstream& out, std::string_view name, std::span<const Mapping> rows) {
-  out << "| " << name << " | in | tandem | |\n";
+  out << "| " << name << " | in | tandem | how it differs, or why it has none |\n";
   out << "|---|---|---|---|\n";
   for (const auto& m : rows) {
-    out << "| `" << cell(m.keyword) << "` | " << (m.block.empty() ? "" : "`")
-        << cell(m.block) << (m.block.empty() ? "" : "`") << " | ";
+    if (m.keyword == "*") {
+      out << "| any other | ";
+    } else {
+      out << "| `" << cell(m.keyword) << "` | ";
+    }
+    out << (m.block.empty() ? "" : "`") << cell(m.block)
+        << (m.block.empty() ? "" : "`") << " | ";
     if (m.fate == Fate::kDropped) {
       out << "none";
       if (!m.key.empty()) out << " (nearest: `" << cell(m.key) << "`)";

@@ -1,9 +1,14 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "config/config_loader.h"
 #include "format_config.h"
+#include "importer.h"
 #include "ipc_client.h"
 
 namespace tandem::cli {
@@ -46,6 +51,90 @@ int verify(const std::string& path, const GlobalOptions& global) {
   return r.ok() ? kExitOk : kExitInvalid;
 }
 
+struct ImportArgs {
+  std::string from;
+  std::vector<std::string> files;
+  std::string output;
+  std::string config_id;
+  std::string key_file = "authkey";
+};
+
+// Writes text to path through a temporary file beside it, so that a failure leaves no half file.
+bool writeWhole(const std::string& path, const std::string& text, std::string* why) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      *why = "cannot write " + tmp;
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    *why = "cannot rename " + tmp + " to " + path;
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+int importConfig(const ImportArgs& args, const GlobalOptions& global) {
+  importer::PosixSourceReader reader;
+  importer::ImportOptions options;
+  options.config_id = args.config_id;
+  options.key_file = args.key_file;
+  importer::ImportResult r;
+  if (args.from == "keepalived") {
+    r = importer::importKeepalived(args.files, reader, options);
+  } else if (args.files.size() != 1) {
+    std::cerr << "tandem config import --from ldirectord takes one file: ldirectord.cf is the "
+                 "same on both directors\n";
+    return kExitUsage;
+  } else {
+    r = importer::importLdirectord(args.files[0], reader, options);
+  }
+  nlohmann::json errors = nlohmann::json::array();
+  for (const auto& e : r.errors) {
+    errors.push_back({{"file", e.file}, {"line", e.line}, {"message", e.message}});
+  }
+  std::string why;
+  bool written = r.ok() && !args.output.empty() && writeWhole(args.output, r.conf, &why);
+  if (global.json) {
+    nlohmann::json out = {{"from", args.from},
+                          {"files", args.files},
+                          {"ok", r.ok()},
+                          {"errors", errors},
+                          {"report", r.report.json()}};
+    if (r.ok()) {
+      if (args.output.empty()) {
+        out["conf"] = r.conf;
+      } else {
+        out["output"] = args.output;
+        out["written"] = written;
+        if (!written) out["error"] = why;
+      }
+    }
+    std::cout << out.dump(2) << "\n";
+  } else {
+    for (const auto& e : r.errors) std::cerr << e.text() << "\n";
+    if (r.ok()) {
+      std::cerr << r.report.text();
+      if (args.output.empty()) std::cout << r.conf;
+      if (written)
+        std::cerr << "wrote " << args.output << "; check it with `tandem config verify "
+                  << args.output << "`\n";
+    }
+  }
+  if (!r.ok()) return kExitInvalid;
+  if (!args.output.empty() && !written) {
+    if (!global.json) std::cerr << "tandem config import: " << why << "\n";
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void addConfigCommands(CLI::App& app, const GlobalOptions& global, int* exit_code) {
@@ -55,6 +144,28 @@ void addConfigCommands(CLI::App& app, const GlobalOptions& global, int* exit_cod
   auto path = std::make_shared<std::string>(std::string(config::kDefaultConfigPath));
   v->add_option("file", *path, "the config file")->capture_default_str();
   v->callback([path, &global, exit_code] { *exit_code = verify(*path, global); });
+
+  CLI::App* imp = cfg->add_subcommand(
+      "import",
+      "write a tandem.conf from a keepalived or ldirectord config, with a report on stderr of "
+      "where each line went, what has no equivalent and what behaves differently");
+  auto import_args = std::make_shared<ImportArgs>();
+  imp->add_option("--from", import_args->from, "the config's kind: keepalived or ldirectord")
+      ->required()
+      ->check(CLI::IsMember({"keepalived", "ldirectord"}));
+  imp->add_option("files", import_args->files,
+                  "the config file; for keepalived, one per director (the second gives the "
+                  "second [[node]])")
+      ->required()
+      ->expected(1, 2);
+  imp->add_option("-o,--output", import_args->output, "write the tandem.conf here, not to stdout");
+  imp->add_option("--config-id", import_args->config_id,
+                  "keepalived's config id (keepalived -i): take the @ID lines for it");
+  imp->add_option("--key-file", import_args->key_file,
+                  "the key file the config names (relative: beside the config)")
+      ->capture_default_str();
+  imp->callback(
+      [import_args, &global, exit_code] { *exit_code = importConfig(*import_args, global); });
 
   using Render = CommandOutput (*)(const Result<nlohmann::json>&, bool);
   auto daemonCommand = [&global, exit_code, cfg](const char* name, const char* help,

@@ -44,7 +44,13 @@ _tandem() {
     "real drain") _tandem_offer "--wait --timeout --ipc-name $opts" ;;
     ipvs) _tandem_offer "show $opts" ;;
     sync) _tandem_offer "status $opts" ;;
-    config) _tandem_offer "verify diff reload show $opts" ;;
+    config) _tandem_offer "verify diff reload show import $opts" ;;
+    "config import")
+      if [[ $prev == --from ]]; then
+        _tandem_offer "keepalived ldirectord"
+      else
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur"; compgen -W "--from --output --config-id --key-file $opts" -- "$cur")
+      fi ;;
     check) _tandem_offer "run $opts" ;;
     "resource move" | "node standby") _tandem_offer "$(_tandem_nodes) --lifetime --ipc-name $opts" ;;
     "node online") _tandem_offer "$(_tandem_nodes) --ipc-name $opts" ;;
