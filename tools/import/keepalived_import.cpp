@@ -39,6 +39,7 @@ std::optional<int64_t> timerMs(const std::string& text) {
   int64_t whole = 0;
   size_t i = 0;
   for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+    if (i == 9) return std::nullopt;  // past 9 digits it is no time (nor an int64)
     whole = whole * 10 + (text[i] - '0');
   }
   if (i == 0) return std::nullopt;

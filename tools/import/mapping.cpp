@@ -68,8 +68,7 @@ void table(std::ostringstream& out, std::string_view name, std::span<const Mappi
     } else {
       out << "| `" << cell(m.keyword) << "` | ";
     }
-    out << (m.block.empty() ? "" : "`") << cell(m.block)
-        << (m.block.empty() ? "" : "`") << " | ";
+    out << (m.block.empty() ? "" : "`") << cell(m.block) << (m.block.empty() ? "" : "`") << " | ";
     if (m.fate == Fate::kDropped) {
       out << "none";
       if (!m.key.empty()) out << " (nearest: `" << cell(m.key) << "`)";
