@@ -6,6 +6,8 @@
 # vm_need_ipvs: loads ip_vs (busybox modprobe in the VM) or skips: this kernel has no IPVS.
 # vm_need_systemd: skips unless PID 1 is systemd (test/vm/suite --systemd boots the VM so; the
 #   tests in test/vm/systemd-tests/ call it first).
+# vm_relocate_keepalived SAMPLE [FROM=TO...]: a keepalived sample with the lab's addresses
+#   (at the end of this file).
 # vm_slow_lab_deadlines: inside the VM (TANDEM_VM_GUEST=1, set by test/vm/guest-init), multiplies
 #   every deadline of lab.sh's wait_until by TANDEM_VM_DEADLINE_SCALE (default 5). Under TCG
 #   each process start costs 5-10 times what it does natively (test/vm/README.md), and lab.sh's
@@ -51,4 +53,38 @@ vm_slow_lab_deadlines() {
     printf -v t '%d.%03d' $((ms / 1000)) $((ms % 1000))
     _vm_native_wait_until "$t" "$@"
   }
+}
+
+# vm_relocate_keepalived SAMPLE [FROM=TO...]: a keepalived config on stdout with its addresses
+# moved into the lab's ranges: each FROM address to its TO; every other IPv4 address, in order
+# of first appearance, to 198.51.100.130 and on, then 203.0.113.130 and on (a range "A-B" keeps
+# its length); every IPv6 address to 2001:db8:ff::1 and on (likewise). 127.0.0.1, 0.0.0.0 and
+# masks (255.x) stay. MISC_CHECK's misc_path becomes "/bin/sleep 3600": the samples' scripts do
+# not exist here, and a check that hangs concludes no sooner than its timeout.
+vm_relocate_keepalived() {
+  local sample=$1
+  shift
+  perl -e '
+    my ($n4, $n6, %m4, %m6) = (0, 0);
+    for (@ARGV) { my ($f, $t) = split /=/; $m4{$f} = $t; $m6{lc $f} = $t; }
+    sub v4 { my $i = shift; return $i < 120 ? "198.51.100." . (130 + $i) : "203.0.113." . (130 + $i - 120); }
+    my $t = do { local $/; <STDIN> };
+    $t =~ s{\b(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:-(\d{1,3}))?\b}{
+      my ($a, $first, $last, $end) = ("$1.$2.$3.$4", $1, $4, $5);
+      if ($a eq "127.0.0.1" || $a eq "0.0.0.0" || $first == 255) { $& }
+      else {
+        my $to = $m4{$a} //= do { my $i = $n4; $n4 += 1 + (defined $end ? $end - $last : 0); v4($i) };
+        defined $end ? $to . "-" . (($to =~ /(\d+)$/)[0] + $end - $last) : $to;
+      }
+    }ge;
+    $t =~ s{(?<![\w:.])([0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7})(?:-([0-9a-fA-F]{1,4}))?(?![\w:])}{
+      my ($a, $end) = (lc $1, $2);
+      my ($last) = $a =~ /([0-9a-f]*)$/;
+      my $to = $m6{$a} //= do {
+        my $i = ++$n6; $n6 += defined $end ? hex($end) - hex($last || 0) : 0; sprintf("2001:db8:ff::%x", $i) };
+      defined $end ? $to . "-" . sprintf("%x", hex(($to =~ /([0-9a-f]+)$/)[0]) + hex($end) - hex($last || 0)) : $to;
+    }ge;
+    $t =~ s{^(\s*misc_path)\s.*$}{$1 "/bin/sleep 3600"}mg;
+    print $t;
+  ' "$@" <"$sample"
 }
