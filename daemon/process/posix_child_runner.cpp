@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -160,33 +161,37 @@ Result<std::unique_ptr<ChildHandle>> PosixChildRunner::run(const CommandLine& cm
 
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0) return fail(errnoError(errno, "pipe2"));
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
+  // posix_spawn, not fork: glibc starts the child with vfork semantics, on the daemon's own
+  // memory until it execs. A fork copied the page tables of the whole daemon and left every page
+  // it wrote meanwhile to a copy-on-write fault: under a storm of exec checks (25 a second) that
+  // was most of the daemon's CPU (perf: copy_page_range, the faults, _Fork), and its heartbeats
+  // waited behind it.
+  // The child: its own process group, no signal blocked, stdin /dev/null, stdout and stderr the
+  // pipe, and nothing else of the daemon's (sockets of running probes, the IPC, libqb's: those
+  // without O_CLOEXEC, libcurl's for one, would outlive the probe in a hung check).
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_init(&actions);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipefd[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipefd[1], 2);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  pid_t pid = -1;
+  const int spawned = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (spawned != 0) {
     ::close(pipefd[0]);
     ::close(pipefd[1]);
-    return fail(errnoError(err, "fork"));
-  }
-  if (pid == 0) {
-    // The child: only async-signal-safe calls until exec.
-    ::setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(pipefd[1], 1);
-    ::dup2(pipefd[1], 2);
-    // Nothing else of the daemon's: sockets of running probes, the IPC, libqb's. Those
-    // without O_CLOEXEC (libcurl's, for one) would outlive the probe in a hung check.
-    ::close_range(3, ~0U, 0);
-    ::execve(argv[0], argv.data(), envp.data());
-    const char msg[] = "exec failed\n";
-    (void)!::write(2, msg, sizeof msg - 1);
-    ::_exit(127);
+    return fail(errnoError(spawned, std::string("cannot run ") + argv[0]));
   }
   ::close(pipefd[1]);
-  ::setpgid(pid, pid);  // also here, so a kill right after fork reaches the group
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
     int err = errno;

@@ -73,10 +73,14 @@ TEST_F(ChildRunnerTest, TheChildInheritsNoDescriptorButItsStdio) {
   EXPECT_EQ(r.output, "0 1 2 3 ") << "fd " << leaked << " must not reach the child";
 }
 
-TEST_F(ChildRunnerTest, AMissingProgramIsExit127) {
-  ChildResult r = runToEnd({{"/nonexistent/fence"}, false}, 5s);
-  EXPECT_EQ(r.exit_code, 127);
-  EXPECT_NE(r.output.find("exec failed"), std::string::npos);
+TEST_F(ChildRunnerTest, AMissingProgramIsAnErrorThatNamesIt) {
+  auto disp = loop::QbDispatcher::create();
+  ASSERT_TRUE(disp) << disp.error().message;
+  PosixChildRunner runner(**disp);
+  auto h = runner.run({{"/nonexistent/fence"}, false}, {}, 5s, [](ChildResult) {});
+  ASSERT_FALSE(h);
+  EXPECT_NE(h.error().message.find("/nonexistent/fence"), std::string::npos) << h.error().message;
+  EXPECT_NE(h.error().message.find("No such file"), std::string::npos) << h.error().message;
 }
 
 // Destroying the handle of a running child kills its process group at once and returns without
