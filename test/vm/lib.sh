@@ -7,7 +7,7 @@
 # vm_need_systemd: skips unless PID 1 is systemd (test/vm/suite --systemd boots the VM so; the
 #   tests in test/vm/systemd-tests/ call it first).
 # vm_relocate_keepalived SAMPLE [FROM=TO...]: a keepalived sample with the lab's addresses
-#   (at the end of this file).
+#   (at the end of this file); vm_first_node_as NAME: an import with NAME as its first node.
 # vm_slow_lab_deadlines: inside the VM (TANDEM_VM_GUEST=1, set by test/vm/guest-init), multiplies
 #   every deadline of lab.sh's wait_until by TANDEM_VM_DEADLINE_SCALE (default 5). Under TCG
 #   each process start costs 5-10 times what it does natively (test/vm/README.md), and lab.sh's
@@ -87,4 +87,11 @@ vm_relocate_keepalived() {
     $t =~ s{^(\s*misc_path)\s.*$}{$1 "/bin/sleep 3600"}mg;
     print $t;
   ' "$@" <"$sample"
+}
+
+# vm_first_node_as NAME < CONF > CONF: an imported tandem.conf whose first [[node]] is NAME (the
+# lab director that runs it); the rest as it was.
+vm_first_node_as() {
+  awk -v name="$1" '/^\[\[node\]\]/ { n++ }
+    n == 1 && !done && /^name = / { print "name = \"" name "\""; done = 1; next } { print }'
 }
