@@ -6,7 +6,7 @@
 
 #include "common/ip_address.h"
 #include "common/result.h"
-#include "vip/rtnl_codec.h"
+#include "netlink/rtnl_codec.h"
 
 namespace tandem::resources {
 

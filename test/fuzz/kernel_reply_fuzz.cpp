@@ -10,8 +10,8 @@
 #include "announce/frames.h"
 #include "ipvs/ipvs_codec.h"
 #include "netlink/netlink_socket.h"
+#include "netlink/rtnl_codec.h"
 #include "ping/icmp_echo.h"
-#include "vip/rtnl_codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tandem;

@@ -21,7 +21,7 @@
 // lines of Python on an AF_NETLINK socket, seq 1 and 2) in a namespace holding d0
 // 198.51.100.50/24 label d0:vip, d0 203.0.113.7/24, d1 198.51.100.60/24, d0 2001:db8::50/64
 // nodad, d1 2001:db8::60/64, with lo and both veths up.
-#include "vip/rtnl_codec.h"
+#include "netlink/rtnl_codec.h"
 
 #include <gtest/gtest.h>
 #include <linux/if_addr.h>
@@ -346,6 +346,112 @@ TEST(RtnlDecode, EmptyBufferHasNoMessages) {
   auto m = decode({});
   ASSERT_TRUE(m);
   EXPECT_TRUE(m->empty());
+}
+
+// Host routes (route health injection), captured the same way in a namespace holding one ifb
+// device r0 (index 2; this kernel has no dummy devices) with lo up, `ip` stamping seq 0x6b14c947:
+//
+//   ip route add 198.51.100.80/32 dev r0 proto 190 table 100 metric 20               kIpRouteAdd4
+//   ip -6 route add 2001:db8:5::80/128 dev r0 proto 190 table 100 metric 20          kIpRouteAdd6
+//   ip route add blackhole 198.51.100.81/32 proto 190 table 1000 metric 30          kIpRouteAddBh
+//   ip route del 198.51.100.80/32 dev r0 proto 190 table 100 metric 20               kIpRouteDel4
+//   ip -6 route show table 100     the request's first 36 bytes, kIpRouteDump6; kRouteReply6
+//   ip -4 route show table 1000    kRouteReplyBh (the kernel's rtmsg says table 252, "compat")
+constexpr uint32_t kRouteSeq = 0x6b14c947;
+constexpr const char* kIpRouteAdd4 =
+    "340000001800050647c9146b000000000220000064befd010000000008000100c633645008000600140000000800"
+    "040002000000";
+constexpr const char* kIpRouteAdd6 =
+    "400000001800050647c9146b000000000a80000064be0001000000001400010020010db8000500000000000000"
+    "00008008000600140000000800040002000000";
+constexpr const char* kIpRouteAddBh =
+    "340000001800050647c9146b000000000220000000be00060000000008000100c633645108000f00e80300000800"
+    "06001e000000";
+constexpr const char* kIpRouteDel4 =
+    "340000001900050047c9146b000000000220000064beff000000000008000100c633645008000600140000000800"
+    "040002000000";
+constexpr const char* kIpRouteDump6 =
+    "240000001a00010347c9146b000000000a000000000000000000000008000f0064000000";
+constexpr const char* kRouteReply6 =
+    "740000001800220047c9146be52500000a80000064be00010000000008000f00640000001400010020010db80005"
+    "000000000000000000800800060014000000080004000200000024000c00000000000000000000000000000000"
+    "00000000000000000000000000000000000500140000000000"
+    "140000000300220047c9146be525000000000000";
+constexpr const char* kRouteReplyBh =
+    "340000001800220047c9146be925000002200000fcbe00060000000008000f00e803000008000100c63364510800"
+    "06001e000000";
+
+RouteRequest route4() { return RouteRequest{pfx("198.51.100.80/32"), 100, 190, 20, 2}; }
+
+TEST(RtnlEncode, NewRouteIsWhatIpRouteAddSends) {
+  auto b4 = encodeNewRoute(route4(), kRouteSeq);
+  auto b6 = encodeNewRoute(RouteRequest{pfx("2001:db8:5::80/128"), 100, 190, 20, 2}, kRouteSeq);
+  auto bh = encodeNewRoute(RouteRequest{pfx("198.51.100.81/32"), 1000, 190, 30, 0}, kRouteSeq);
+  ASSERT_TRUE(b4 && b6 && bh);
+  EXPECT_EQ(toHex(*b4), kIpRouteAdd4);  // link scope: IPv4 through an interface
+  EXPECT_EQ(toHex(*b6), kIpRouteAdd6);
+  EXPECT_EQ(toHex(*bh), kIpRouteAddBh);  // table 1000 in RTA_TABLE, a blackhole
+}
+
+TEST(RtnlEncode, DeleteRouteMatchesAnyTypeAndScope) {
+  auto b = encodeDeleteRoute(route4(), kRouteSeq);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(toHex(*b), kIpRouteDel4);
+}
+
+TEST(RtnlEncode, DumpRoutesOfOneTable) {
+  EXPECT_EQ(toHex(encodeDumpRoutes(Family::kInet6, 100, kRouteSeq)), kIpRouteDump6);
+}
+
+TEST(RtnlEncode, RefusesRoutesInTableZeroOrLocalAndBadPrefixes) {
+  for (uint32_t table : {0u, 255u}) {
+    RouteRequest r = route4();
+    r.table = table;
+    auto b = encodeNewRoute(r, 1);
+    ASSERT_FALSE(b);
+    EXPECT_NE(b.error().message.find("table " + std::to_string(table)), std::string::npos);
+  }
+  RouteRequest r = route4();
+  r.prefix.length = 33;
+  EXPECT_FALSE(encodeDeleteRoute(r, 1));
+}
+
+TEST(RtnlDecode, RouteDumpReplies) {
+  auto m = decode(hex(kRouteReply6));
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_EQ(m->size(), 2u);
+  const Message& r = (*m)[0];
+  ASSERT_EQ(r.kind, Message::Kind::kRoute);
+  EXPECT_EQ(r.type, RTM_NEWROUTE);
+  EXPECT_EQ(r.route.prefix.toString(), "2001:db8:5::80/128");
+  EXPECT_EQ(r.route.table, 100u);
+  EXPECT_EQ(r.route.protocol, 190);
+  EXPECT_EQ(r.route.type, RTN_UNICAST);
+  EXPECT_EQ(r.route.metric, 20u);
+  EXPECT_EQ(r.route.ifindex, 2u);
+  EXPECT_EQ((*m)[1].kind, Message::Kind::kDone);
+
+  auto bh = decode(hex(kRouteReplyBh));
+  ASSERT_TRUE(bh) << bh.error().message;
+  ASSERT_EQ(bh->size(), 1u);
+  EXPECT_EQ((*bh)[0].route.prefix.toString(), "198.51.100.81/32");
+  EXPECT_EQ((*bh)[0].route.table, 1000u);  // RTA_TABLE, not rtmsg's 252
+  EXPECT_EQ((*bh)[0].route.type, RTN_BLACKHOLE);
+  EXPECT_EQ((*bh)[0].route.metric, 30u);
+  EXPECT_EQ((*bh)[0].route.ifindex, 0u);
+}
+
+TEST(RtnlDecode, MalformedRouteMessagesAreParseErrors) {
+  auto wrong_dst = hex(kRouteReplyBh);
+  wrong_dst[28] = 7;  // RTA_TABLE's length: 7 is not a u32
+  EXPECT_FALSE(decode(wrong_dst));
+  auto long_prefix = hex(kRouteReplyBh);
+  long_prefix[17] = 33;  // dst_len 33 for IPv4
+  EXPECT_FALSE(decode(long_prefix));
+  auto short_msg = hex(kRouteReplyBh);
+  short_msg.resize(24);
+  short_msg[0] = 24;  // a header and half an rtmsg
+  EXPECT_FALSE(decode(short_msg));
 }
 
 }  // namespace

@@ -9,8 +9,9 @@
 #include "common/ip_address.h"
 #include "common/result.h"
 
-// The rtnetlink messages tandem sends and reads to manage VIP addresses, as byte buffers. Pure:
-// no socket, no clock; the socket shell (netlink_address_table.h) only moves these bytes.
+// The rtnetlink messages tandem sends and reads to manage VIP addresses and the host routes of
+// route health injection, as byte buffers. Pure: no socket, no clock; the socket shells
+// (vip/netlink_address_table.h, route/netlink_route_table.h) only move these bytes.
 //
 // Every request is one netlink message (pid 0: the kernel fills in the sender):
 //
@@ -22,6 +23,14 @@
 //   RTM_DELADDR  REQUEST|ACK              IFA_LOCAL, IFA_ADDRESS                (ip addr del)
 //   RTM_GETADDR  REQUEST|DUMP             ifaddrmsg of one family, index 0: every address
 //   RTM_GETLINK  REQUEST                  ifinfomsg, IFLA_EXT_MASK, [IFLA_IFNAME]
+//
+//   struct rtmsg      family u8 | dst_len u8 | src_len u8 | tos u8 |
+//                     table u8 | protocol u8 | scope u8 | type u8 | flags u32           12 bytes
+//
+//   RTM_NEWROUTE REQUEST|ACK|EXCL|CREATE  RTA_DST, [RTA_TABLE,] [RTA_PRIORITY,] [RTA_OIF] (ip route
+//   add) RTM_DELROUTE REQUEST|ACK              the same, scope NOWHERE, type UNSPEC       (ip route
+//   del) RTM_GETROUTE REQUEST|DUMP             rtmsg of one family, RTA_TABLE             (ip route
+//   show)
 //
 // The attribute order and flags are those of iproute2's `ip`, so the golden tests compare
 // byte for byte with what `ip addr add` sends.
@@ -47,6 +56,34 @@ std::vector<uint8_t> encodeDumpAddresses(Family family, uint32_t seq);
 // RTM_GETLINK for one interface, by name (ifindex 0) or by index (empty name).
 std::vector<uint8_t> encodeGetLink(std::string_view name, uint32_t ifindex, uint32_t seq);
 
+// One host route to add or delete: in `table` (a table below 256 goes in rtmsg, a larger one
+// in RTA_TABLE, as `ip` does), with `protocol` as its origin (what a routing daemon's filter
+// matches), `metric` as its priority (0: none given), through interface `ifindex`, or, with
+// ifindex 0, a blackhole (for a table no rule looks up, where the route is only a signal).
+struct RouteRequest {
+  IpPrefix prefix;
+  uint32_t table = 254;  // RT_TABLE_MAIN
+  uint8_t protocol = 0;
+  uint32_t metric = 0;
+  uint32_t ifindex = 0;
+};
+
+Result<std::vector<uint8_t>> encodeNewRoute(const RouteRequest& req, uint32_t seq);
+Result<std::vector<uint8_t>> encodeDeleteRoute(const RouteRequest& req, uint32_t seq);
+// Every route of one family in `table` (the kernel filters by table when the socket asks for
+// strict checking; the reader filters again in any case).
+std::vector<uint8_t> encodeDumpRoutes(Family family, uint32_t table, uint32_t seq);
+
+// A route as the kernel reports it in an RTM_NEWROUTE or RTM_DELROUTE.
+struct RouteEntry {
+  IpPrefix prefix;       // RTA_DST and dst_len; the family's zero address without RTA_DST
+  uint32_t table = 0;    // RTA_TABLE when present, else rtmsg's
+  uint8_t protocol = 0;  // RTPROT_*
+  uint8_t type = 0;      // RTN_*
+  uint32_t metric = 0;   // RTA_PRIORITY, 0 without it
+  uint32_t ifindex = 0;  // RTA_OIF, 0 without it
+};
+
 // An address as the kernel reports it in an RTM_NEWADDR (a dump reply or a notification).
 struct AddressEntry {
   uint32_t ifindex = 0;
@@ -62,7 +99,7 @@ struct LinkEntry {
 };
 
 struct Message {
-  enum class Kind { kAddress, kLink, kAck, kDone, kOther };
+  enum class Kind { kAddress, kLink, kRoute, kAck, kDone, kOther };
   Kind kind = Kind::kOther;
   uint16_t type = 0;
   uint16_t flags = 0;
@@ -70,6 +107,7 @@ struct Message {
   uint32_t pid = 0;
   AddressEntry address;           // kAddress
   LinkEntry link;                 // kLink
+  RouteEntry route;               // kRoute (type says RTM_NEWROUTE or RTM_DELROUTE)
   int error = 0;                  // kAck: a positive errno, 0 for success
   std::string kernel_message;     // kAck: the extended ack's text, if the kernel gave one
   bool dump_interrupted = false;  // NLM_F_DUMP_INTR: the table changed during the dump

@@ -1,4 +1,4 @@
-#include "vip/rtnl_codec.h"
+#include "netlink/rtnl_codec.h"
 
 #include <libmnl/libmnl.h>
 #include <linux/if_addr.h>
@@ -17,7 +17,7 @@
 namespace tandem::resources::rtnl {
 namespace {
 
-// Large enough for any request built here (the longest is 64 bytes).
+// Large enough for any request built here (the longest, an IPv6 route, is 72 bytes).
 constexpr size_t kRequestBuffer = 256;
 
 uint8_t afOf(Family f) { return f == Family::kInet ? AF_INET : AF_INET6; }
@@ -155,6 +155,58 @@ Result<void> decodeAddress(const nlmsghdr* nlh, Message& m) {
   return {};
 }
 
+Result<void> decodeRoute(const nlmsghdr* nlh, Message& m) {
+  if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(rtmsg)) {
+    return fail(ErrorCode::kParse, "route message shorter than its rtmsg");
+  }
+  const auto* rtm = static_cast<const rtmsg*>(mnl_nlmsg_get_payload(nlh));
+  if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6) {
+    m.kind = Message::Kind::kOther;  // e.g. RTNL_FAMILY_IPMR: not ours to read
+    return {};
+  }
+  const Family fam = rtm->rtm_family == AF_INET ? Family::kInet : Family::kInet6;
+  if (rtm->rtm_dst_len > (fam == Family::kInet ? 32 : 128)) {
+    return fail(ErrorCode::kParse,
+                "route with a destination length of " + std::to_string(rtm->rtm_dst_len));
+  }
+  RouteEntry& r = m.route;
+  r.prefix = IpPrefix{IpAddress{}, rtm->rtm_dst_len};
+  r.prefix.address.family = fam;
+  r.table = rtm->rtm_table;
+  r.protocol = rtm->rtm_protocol;
+  r.type = rtm->rtm_type;
+  bool bad = false;
+  bool ok = forEachAttr(nlh, sizeof(rtmsg), [&](const nlattr* a) {
+    const bool u32 = mnl_attr_get_payload_len(a) == sizeof(uint32_t);
+    switch (mnl_attr_get_type(a)) {
+      case RTA_DST:
+        if (auto dst = addressOf(fam, a)) {
+          r.prefix.address = *dst;
+        } else {
+          bad = true;
+        }
+        break;
+      case RTA_TABLE:
+        if (u32) r.table = mnl_attr_get_u32(a);
+        bad = bad || !u32;
+        break;
+      case RTA_PRIORITY:
+        if (u32) r.metric = mnl_attr_get_u32(a);
+        bad = bad || !u32;
+        break;
+      case RTA_OIF:
+        if (u32) r.ifindex = mnl_attr_get_u32(a);
+        bad = bad || !u32;
+        break;
+      default:
+        break;
+    }
+  });
+  if (!ok || bad) return fail(ErrorCode::kParse, "malformed attribute in a route message");
+  m.kind = Message::Kind::kRoute;
+  return {};
+}
+
 Result<void> decodeLink(const nlmsghdr* nlh, Message& m) {
   if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(ifinfomsg)) {
     return fail(ErrorCode::kParse, "RTM_NEWLINK shorter than its ifinfomsg");
@@ -210,6 +262,66 @@ std::vector<uint8_t> encodeDumpAddresses(Family family, uint32_t seq) {
   return b.bytes();
 }
 
+namespace {
+
+Result<std::vector<uint8_t>> encodeRoute(uint16_t type, uint16_t flags, const RouteRequest& req,
+                                         uint32_t seq, bool add) {
+  const Family fam = req.prefix.address.family;
+  if (req.prefix.length < 0 || req.prefix.length > req.prefix.address.maxPrefix()) {
+    return fail(ErrorCode::kInvalidArgument, "prefix length " + std::to_string(req.prefix.length) +
+                                                 " is out of range for " + req.prefix.toString());
+  }
+  if (req.table == RT_TABLE_UNSPEC || req.table == RT_TABLE_LOCAL) {
+    return fail(ErrorCode::kInvalidArgument,
+                "table " + std::to_string(req.table) + " for " + req.prefix.toString() +
+                    ": routes go in the main table or one of their own, not 0 or local (255)");
+  }
+  Builder b(type, flags, seq);
+  auto* rtm = b.extra<rtmsg>();
+  rtm->rtm_family = afOf(fam);
+  rtm->rtm_dst_len = static_cast<uint8_t>(req.prefix.length);
+  rtm->rtm_table =
+      req.table < 256 ? static_cast<uint8_t>(req.table) : static_cast<uint8_t>(RT_TABLE_UNSPEC);
+  rtm->rtm_protocol = req.protocol;
+  if (!add) {
+    // Any type and scope: the kernel matches the destination, table, protocol, metric and
+    // interface, so only tandem's own route goes.
+    rtm->rtm_scope = RT_SCOPE_NOWHERE;
+    rtm->rtm_type = RTN_UNSPEC;
+  } else if (req.ifindex == 0) {
+    rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+    rtm->rtm_type = RTN_BLACKHOLE;
+  } else {
+    // An IPv4 route through an interface without a gateway is link scope, as `ip` makes it.
+    rtm->rtm_scope = fam == Family::kInet ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
+    rtm->rtm_type = RTN_UNICAST;
+  }
+  mnl_attr_put(b.nlh(), RTA_DST, addressLength(fam), req.prefix.address.bytes.data());
+  if (req.table >= 256) mnl_attr_put_u32(b.nlh(), RTA_TABLE, req.table);
+  if (req.metric != 0) mnl_attr_put_u32(b.nlh(), RTA_PRIORITY, req.metric);
+  if (req.ifindex != 0) mnl_attr_put_u32(b.nlh(), RTA_OIF, req.ifindex);
+  return b.bytes();
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> encodeNewRoute(const RouteRequest& req, uint32_t seq) {
+  return encodeRoute(RTM_NEWROUTE, NLM_F_REQUEST | NLM_F_ACK | NLM_F_EXCL | NLM_F_CREATE, req, seq,
+                     /*add=*/true);
+}
+
+Result<std::vector<uint8_t>> encodeDeleteRoute(const RouteRequest& req, uint32_t seq) {
+  return encodeRoute(RTM_DELROUTE, NLM_F_REQUEST | NLM_F_ACK, req, seq, /*add=*/false);
+}
+
+std::vector<uint8_t> encodeDumpRoutes(Family family, uint32_t table, uint32_t seq) {
+  Builder b(RTM_GETROUTE, NLM_F_REQUEST | NLM_F_DUMP, seq);
+  auto* rtm = b.extra<rtmsg>();
+  rtm->rtm_family = afOf(family);
+  mnl_attr_put_u32(b.nlh(), RTA_TABLE, table);
+  return b.bytes();
+}
+
 std::vector<uint8_t> encodeGetLink(std::string_view name, uint32_t ifindex, uint32_t seq) {
   Builder b(RTM_GETLINK, NLM_F_REQUEST, seq);
   auto* ifi = b.extra<ifinfomsg>();
@@ -252,6 +364,10 @@ Result<std::vector<Message>> decode(std::span<const uint8_t> bytes) {
         break;
       case RTM_NEWLINK:
         r = decodeLink(nlh, m);
+        break;
+      case RTM_NEWROUTE:
+      case RTM_DELROUTE:
+        r = decodeRoute(nlh, m);
         break;
       case NLMSG_ERROR:
         r = decodeAck(nlh, m);
