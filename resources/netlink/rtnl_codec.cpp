@@ -395,6 +395,7 @@ Error ackError(int err, std::string_view what, std::string_view kernel_message) 
   switch (err) {
     case ENODEV:
     case EADDRNOTAVAIL:
+    case ESRCH:  // a route to delete is not there
       e.code = ErrorCode::kNotFound;
       break;
     case EBUSY:

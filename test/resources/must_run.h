@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,19 @@ inline int cannotRun(const std::string& why) {
   }
   std::printf("SKIPPED: %s\n", why.c_str());
   return 0;
+}
+
+// Runs a shell command; its stdout and stderr together. status: pclose's.
+inline std::string sh(const std::string& cmd, int* status = nullptr) {
+  std::string out;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return out;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int st = ::pclose(p);
+  if (status != nullptr) *status = st;
+  return out;
 }
 
 // Moves this process into a new network namespace; "" or why not. `needs` names what the test

@@ -20,16 +20,9 @@
 namespace tandem::resources::sysctl {
 namespace {
 
-// Runs a shell command; its stdout without the trailing newline.
+// Runs a shell command; its output without the trailing newline.
 std::string sh(const std::string& cmd, int* status = nullptr) {
-  std::string out;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return out;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int st = ::pclose(p);
-  if (status != nullptr) *status = st;
+  std::string out = test::sh(cmd, status);
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
 }

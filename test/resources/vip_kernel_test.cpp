@@ -27,18 +27,7 @@
 namespace tandem::resources {
 namespace {
 
-// Runs a shell command; its stdout.
-std::string sh(const std::string& cmd, int* status = nullptr) {
-  std::string out;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return out;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int st = ::pclose(p);
-  if (status != nullptr) *status = st;
-  return out;
-}
+using test::sh;
 
 struct SeenAddress {
   std::string local;

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "netlink/rtnl_codec.h"
+
+namespace tandem::resources::route {
+
+// The kernel's routing tables, as much of them as route health injection needs. Production
+// talks rtnetlink (netlink_route_table.h); tests use a fake (test/resources/fake_route_table.h).
+// Synchronous and bounded, as the address table is (netlink/rtnl_channel.h says why).
+class RouteTable {
+ public:
+  virtual ~RouteTable() = default;
+
+  // kNotFound when there is no such interface.
+  virtual Result<uint32_t> interfaceIndex(const std::string& name) = 0;
+  // The routes of both families in `table` whose origin is `protocol`: tandem's own.
+  virtual Result<std::vector<rtnl::RouteEntry>> routes(uint32_t table, uint8_t protocol) = 0;
+  // kAlreadyExists when it is there already; kNotFound when the interface is gone.
+  virtual Result<void> add(const rtnl::RouteRequest& req) = 0;
+  // kNotFound when it is not there.
+  virtual Result<void> remove(const rtnl::RouteRequest& req) = 0;
+};
+
+}  // namespace tandem::resources::route

@@ -1,0 +1,139 @@
+// NetlinkRouteTable over real rtnetlink, in a private network namespace this process creates
+// (unshare(CLONE_NEWNET)), with one ifb device rt0 (this lab's kernel has no dummy devices; any
+// device will do for a route). Routes from 198.51.100.0/24 and 2001:db8::/32 only. `ip -j route`
+// is the independent reader. Needs root: otherwise it prints SKIPPED and succeeds, unless
+// TANDEM_TEST_NO_SKIP=1.
+#include <gtest/gtest.h>
+#include <linux/rtnetlink.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "fakes/sim_dispatcher.h"
+#include "must_run.h"
+#include "route/netlink_route_table.h"
+
+namespace tandem::resources::route {
+namespace {
+
+using test::sh;
+
+// What `ip -j [-6] route show table T` lists for dst: "dev=rt0 protocol=190 metric=20 type=...".
+std::string ipRoute(const std::string& family, uint32_t table, const std::string& dst) {
+  auto j = nlohmann::json::parse(
+      sh("ip -j " + family + " route show table " + std::to_string(table)), nullptr, false);
+  if (j.is_discarded() || !j.is_array()) return "unreadable";
+  for (const auto& r : j) {
+    if (r.value("dst", "") != dst) continue;
+    std::string out = "dev=" + r.value("dev", "-");
+    // ip -j prints a known protocol by name and an unknown one by number, as text or number.
+    const auto& p = r.contains("protocol") ? r["protocol"] : nlohmann::json("-");
+    out += " protocol=" + (p.is_string() ? p.get<std::string>() : std::to_string(p.get<int>()));
+    out += " metric=" + std::to_string(r.value("metric", 0));
+    out += " type=" + r.value("type", "unicast");
+    return out;
+  }
+  return "absent";
+}
+
+class RouteKernelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto t = NetlinkRouteTable::open(sim_);
+    ASSERT_TRUE(t) << t.error().message;
+    table_ = std::move(*t);
+    auto ifindex = table_->interfaceIndex("rt0");
+    ASSERT_TRUE(ifindex) << ifindex.error().message;
+    rt0_ = *ifindex;
+  }
+  void TearDown() override { sh("ip route flush table 100; ip -6 route flush table 100"); }
+
+  fakes::SimDispatcher sim_;
+  std::unique_ptr<NetlinkRouteTable> table_;
+  uint32_t rt0_ = 0;
+};
+
+TEST_F(RouteKernelTest, AddListRemoveAnIpv4HostRouteThroughAnInterface) {
+  rtnl::RouteRequest req{*IpPrefix::parse("198.51.100.80/32"), 100, 190, 20, rt0_};
+  ASSERT_TRUE(table_->add(req));
+  EXPECT_EQ(ipRoute("-4", 100, "198.51.100.80"), "dev=rt0 protocol=190 metric=20 type=unicast");
+  auto listed = table_->routes(100, 190);
+  ASSERT_TRUE(listed) << listed.error().message;
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].prefix.toString(), "198.51.100.80/32");
+  EXPECT_EQ((*listed)[0].ifindex, rt0_);
+  EXPECT_EQ((*listed)[0].metric, 20u);
+
+  auto again = table_->add(req);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::kAlreadyExists) << again.error().message;
+
+  ASSERT_TRUE(table_->remove(req));
+  EXPECT_EQ(ipRoute("-4", 100, "198.51.100.80"), "absent");
+  auto gone = table_->remove(req);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, ErrorCode::kNotFound) << gone.error().message;
+  EXPECT_NE(gone.error().message.find("cannot remove route 198.51.100.80/32 (table 100"),
+            std::string::npos)
+      << gone.error().message;
+}
+
+TEST_F(RouteKernelTest, Ipv6AndABlackholeInATableAbove255) {
+  rtnl::RouteRequest six{*IpPrefix::parse("2001:db8:5::80/128"), 100, 190, 0, rt0_};
+  rtnl::RouteRequest hole{*IpPrefix::parse("198.51.100.81/32"), 1000, 190, 30, 0};
+  ASSERT_TRUE(table_->add(six));
+  ASSERT_TRUE(table_->add(hole));
+  EXPECT_EQ(ipRoute("-6", 100, "2001:db8:5::80"), "dev=rt0 protocol=190 metric=1024 type=unicast")
+      << "an IPv6 route without a metric gets the kernel's 1024";
+  EXPECT_EQ(ipRoute("-4", 1000, "198.51.100.81"), "dev=- protocol=190 metric=30 type=blackhole");
+  auto in1000 = table_->routes(1000, 190);
+  ASSERT_TRUE(in1000);
+  ASSERT_EQ(in1000->size(), 1u);
+  EXPECT_EQ((*in1000)[0].table, 1000u);
+  EXPECT_EQ((*in1000)[0].type, RTN_BLACKHOLE);
+  ASSERT_TRUE(table_->remove(six));
+  ASSERT_TRUE(table_->remove(hole));
+  EXPECT_EQ(ipRoute("-4", 1000, "198.51.100.81"), "absent");
+}
+
+TEST_F(RouteKernelTest, OnlyTheRoutesOfItsProtocolAndTableAreListed) {
+  sh("ip route add 198.51.100.90/32 dev rt0 proto 191 table 100;"
+     "ip route add 198.51.100.91/32 dev rt0 proto 190 table 101;"
+     "ip route add 198.51.100.92/32 dev rt0 proto 190 table 100");
+  auto listed = table_->routes(100, 190);
+  ASSERT_TRUE(listed) << listed.error().message;
+  ASSERT_EQ(listed->size(), 1u) << sh("ip route show table all");
+  EXPECT_EQ((*listed)[0].prefix.toString(), "198.51.100.92/32");
+  sh("ip route flush table 101");
+}
+
+TEST_F(RouteKernelTest, AMissingInterfaceIsNotFoundAndNamed) {
+  auto r = table_->interfaceIndex("nosuch0");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(r.error().message, "interface nosuch0 does not exist");
+  auto add =
+      table_->add(rtnl::RouteRequest{*IpPrefix::parse("198.51.100.82/32"), 100, 190, 0, 999});
+  ASSERT_FALSE(add);
+  EXPECT_NE(add.error().message.find("cannot add route 198.51.100.82/32"), std::string::npos)
+      << add.error().message;
+}
+
+}  // namespace
+}  // namespace tandem::resources::route
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
+  using tandem::test::cannotRun;
+  const std::string why = tandem::test::enterPrivateNetns("a private network namespace, ifb");
+  if (!why.empty()) return cannotRun(why);
+  // From here on nothing touches the host's network: the namespace dies with this process.
+  int st = 0;
+  std::string out = tandem::test::sh(
+      "ip link set lo up && ip link add rt0 type ifb && "
+      "ip link set rt0 up",
+      &st);
+  if (st != 0) return cannotRun("cannot create an ifb device with ip(8): " + out);
+  return RUN_ALL_TESTS();
+}
