@@ -79,6 +79,9 @@ struct Node {
   std::optional<IpAddress> address;  // for UDP heartbeats; unset: its ring0_addr in corosync
   int priority = 100;
   std::vector<std::string> interfaces;
+  // The metric of the host routes this director holds ([route]): a site's preference, which a
+  // routing daemon's filter turns into a MED, local-pref or community. Unset: [route] metric.
+  std::optional<uint32_t> route_metric;
   bool operator==(const Node&) const = default;
 };
 
@@ -168,6 +171,13 @@ struct RealServer {
   bool operator==(const RealServer&) const = default;
 };
 
+// [virtual_server.route]: the service's address as a host route, held while the service is
+// healthy (route health injection, [route]).
+struct ServiceRoute {
+  int min_healthy = 1;  // real servers up, at least, for the route to be held
+  bool operator==(const ServiceRoute&) const = default;
+};
+
 struct VirtualServer {
   std::string name;
   std::optional<Endpoint> address;  // set for address:port services
@@ -188,6 +198,7 @@ struct VirtualServer {
   Millis notify_timeout{10000};
   Check check;
   std::vector<RealServer> real_servers;
+  std::optional<ServiceRoute> route;  // unset: no host route for it
 
   Family family() const { return address ? address->address.family : fwmark_family; }
   bool operator==(const VirtualServer&) const = default;
@@ -208,6 +219,23 @@ struct Sync {
   double min_share = 0.8;
   Millis max_wait{120000};
   bool operator==(const Sync&) const = default;
+};
+
+// [route]: how the services' host routes are held, for a routing daemon (BIRD's kernel
+// protocol, FRR's redistribute) to pick up by their protocol number and announce.
+enum class RouteMode {
+  kActiveBackup,  // only the ACTIVE holds them: they follow the role, like a VIP
+  kActiveActive,  // every healthy director holds them: routers spread traffic by ECMP
+};
+inline constexpr uint32_t kMainTable = 254;
+struct Routes {
+  RouteMode mode = RouteMode::kActiveBackup;
+  uint32_t table = kMainTable;
+  int protocol = 190;     // rtm_protocol; 5 to 255 (0 to 4 are the kernel's)
+  std::string interface;  // the routes go through it; empty: blackhole routes (table not main)
+  uint32_t metric = 0;    // 0: none (the kernel's default); a [[node]]'s route_metric overrides
+  Millis hold_down{0};    // a withdrawn service comes back after this long healthy; 0: at once
+  bool operator==(const Routes&) const = default;
 };
 
 enum class IpvsManage { kOwned, kAll };
@@ -282,6 +310,7 @@ struct Config {
   Metrics metrics;
   Daemon daemon;
   Notify notify;
+  Routes routes;
 
   const Node* findNode(std::string_view name) const;
   // Where a key file is: as written when absolute, else beside the config file; a credential

@@ -142,6 +142,8 @@ void diffNodes(const Config& a, const Config& b, std::string_view self, Collecto
                             " -> " + (n.address ? n.address->toString() : "-"));
     }
     if (old->interfaces != n.interfaces) c.change("nodes", n.name + " interfaces changed");
+    c.compare("nodes", n.name + " route_metric", old->route_metric, n.route_metric,
+              [](const std::optional<uint32_t>& m) { return m ? std::to_string(*m) : "-"; });
   }
   for (const Node& n : a.nodes) {
     if (!b.findNode(n.name)) c.change("nodes", "removed " + n.name);
@@ -239,6 +241,10 @@ void diffVirtualServers(const std::vector<VirtualServer>& a, const std::vector<V
               vs.persistence_timeout, showDuration);
     c.compare(s, vs.name + ": fallback", old->fallback, vs.fallback, endpoint);
     c.compare(s, vs.name + ": slow_start", old->slow_start, vs.slow_start, showDuration);
+    c.compare(s, vs.name + ": route", old->route, vs.route,
+              [](const std::optional<ServiceRoute>& r) {
+                return r ? "min_healthy " + std::to_string(r->min_healthy) : std::string("none");
+              });
     diffCheck(vs.name + ":", old->check, vs.check, c);
     diffRealServers(*old, vs, c);
     VirtualServer rest = *old;
@@ -249,6 +255,7 @@ void diffVirtualServers(const std::vector<VirtualServer>& a, const std::vector<V
     rest.slow_start = vs.slow_start;
     rest.check = vs.check;
     rest.real_servers = vs.real_servers;
+    rest.route = vs.route;
     if (!(rest == vs)) {
       c.change(s, vs.name +
                       ": service settings changed (fwmark, protocol, forwarding, flags, "
@@ -329,6 +336,16 @@ ReloadDiff diffReload(const Config& running, const Config& next, std::string_vie
   c.compare("notify", "fault", na.fault, nb.fault, commandText);
   c.compare("notify", "vip", na.vip, nb.vip, commandText);
   c.compare("notify", "timeout", na.timeout, nb.timeout, showDuration);
+  const Routes& ra = running.routes;
+  const Routes& rb = next.routes;
+  c.compare("routes", "mode", ra.mode, rb.mode, [](RouteMode m) {
+    return quoted(m == RouteMode::kActiveActive ? "active-active" : "active-backup");
+  });
+  c.compare("routes", "table", ra.table, rb.table, showInt);
+  c.compare("routes", "protocol", ra.protocol, rb.protocol, showInt);
+  c.compare("routes", "interface", ra.interface, rb.interface, quoted);
+  c.compare("routes", "metric", ra.metric, rb.metric, showInt);
+  c.compare("routes", "hold_down", ra.hold_down, rb.hold_down, showDuration);
   return c.finish();
 }
 

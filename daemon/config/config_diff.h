@@ -34,9 +34,9 @@ struct SectionChange {
 };
 
 // The sections a reload reports on, in the order they are applied and logged.
-inline constexpr std::string_view kSections[] = {"cluster", "nodes", "vips",    "virtual_servers",
-                                                 "sync",    "ipvs",  "control", "metrics",
-                                                 "daemon",  "notify"};
+inline constexpr std::string_view kSections[] = {"cluster", "nodes",  "vips",    "virtual_servers",
+                                                 "sync",    "ipvs",   "control", "metrics",
+                                                 "daemon",  "notify", "routes"};
 
 struct ReloadDiff {
   std::vector<Refusal> refused;

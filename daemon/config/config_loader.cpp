@@ -366,6 +366,11 @@ class Loader {
     if (const toml::table* t = r.table("notify")) {
       readNotify(TableReader(*t, "notify", ctx_), cfg.notify);
     }
+    if (const toml::table* t = r.table("route")) {
+      TableReader rr(*t, "route", ctx_);
+      readRoutes(rr, cfg.routes);
+      pos_.routes = rr.where();
+    }
     r.finish([](const std::string& key) -> std::string {
       if (key == "real_server") {
         return "a real_server outside any virtual server; write it as "
@@ -596,6 +601,8 @@ class Loader {
       n.name = *v;
     }
     if (auto v = r.integer("priority", 0, 255)) n.priority = static_cast<int>(*v);
+    if (auto v = r.integer("route_metric", 1, UINT32_MAX))
+      n.route_metric = static_cast<uint32_t>(*v);
     n.address = r.address("address");
     if (auto v = r.strings("interfaces")) {
       std::set<std::string> seen;
@@ -789,6 +796,11 @@ class Loader {
     if (const toml::table* t = r.table("check")) {
       TableReader cr(*t, "virtual_server.check", ctx_);
       vs.check = readCheck(cr, Check{});
+    }
+    if (const toml::table* t = r.table("route")) {
+      TableReader rr(*t, "virtual_server.route", ctx_);
+      vs.route = readServiceRoute(rr, vs);
+      pos.route = rr.where();
     }
     for (const toml::table* t : r.tables("real_server")) {
       TableReader rr(*t, "virtual_server.real_server", ctx_, true);
@@ -1117,6 +1129,46 @@ class Loader {
     if (auto d = r.duration("sync_settle", 0ms, 1h)) s.settle = *d;
     if (auto v = r.fraction("sync_min_share")) s.min_share = *v;
     if (auto d = r.duration("sync_max_wait", 0ms, 24h)) s.max_wait = *d;
+    r.finish();
+  }
+
+  ServiceRoute readServiceRoute(TableReader& r, const VirtualServer& vs) {
+    ServiceRoute route;
+    if (auto v = r.integer("min_healthy", 1, 100000)) route.min_healthy = static_cast<int>(*v);
+    if (vs.fwmark) {
+      error(r.where(), "[virtual_server.route] on the firewall-mark service " + vs.name +
+                           ": a mark has no address to route; route its addresses' services "
+                           "instead, or drop the route table");
+    }
+    r.finish();
+    return route;
+  }
+
+  void readRoutes(TableReader& r, Routes& routes) {
+    if (auto m = r.choice<RouteMode>("mode", {{"active-backup", RouteMode::kActiveBackup},
+                                              {"active-active", RouteMode::kActiveActive}})) {
+      routes.mode = *m;
+    }
+    if (auto v = r.integer("table", 1, UINT32_MAX)) {
+      if (*v == 253 || *v == 255) {
+        r.badValue(
+            "table",
+            std::to_string(*v) + " is the kernel's " + (*v == 255 ? "local" : "default") + " table",
+            "use 254 (main) or a table of tandem's own, e.g. 100");
+      } else {
+        routes.table = static_cast<uint32_t>(*v);
+      }
+    }
+    if (auto v = r.integer("protocol", 5, 255)) routes.protocol = static_cast<int>(*v);
+    if (auto v = r.string("interface")) {
+      if (auto why = interfaceNameProblem(*v)) {
+        r.badValue("interface", *why, "name the interface as `ip link` shows it, e.g. \"tandem0\"");
+      } else {
+        routes.interface = *v;
+      }
+    }
+    if (auto v = r.integer("metric", 0, UINT32_MAX)) routes.metric = static_cast<uint32_t>(*v);
+    if (auto d = r.duration("hold_down", 0ms, 1h)) routes.hold_down = *d;
     r.finish();
   }
 

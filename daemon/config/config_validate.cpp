@@ -85,6 +85,47 @@ class Validator {
     checkKeys(cfg);
     checkVips(cfg);
     checkVirtualServers(cfg);
+    checkRoutes(cfg);
+  }
+
+  // Route health injection: where the routes go, and whether each service's can ever be held.
+  void checkRoutes(const Config& cfg) {
+    const VirtualServer* first = nullptr;
+    size_t first_index = 0;
+    for (size_t i = 0; i < cfg.virtual_servers.size(); ++i) {
+      const VirtualServer& vs = cfg.virtual_servers[i];
+      if (!vs.route || !pos_.virtual_servers[i].ok) continue;
+      if (first == nullptr) {
+        first = &vs;
+        first_index = i;
+      }
+      const size_t reals = vs.real_servers.size();
+      if (static_cast<size_t>(vs.route->min_healthy) > reals) {
+        error(pos_.virtual_servers[i].route,
+              "virtual server " + vs.name + ": min_healthy " +
+                  std::to_string(vs.route->min_healthy) + " but it has " + std::to_string(reals) +
+                  " real server" + (reals == 1 ? "" : "s") +
+                  ": its route would never be held; lower min_healthy or add real servers");
+      }
+    }
+    if (first == nullptr) {
+      if (pos_.routes) {
+        warning(*pos_.routes,
+                "[route] is set but no virtual server has a [virtual_server.route]: "
+                "no route is held");
+      }
+      return;
+    }
+    // Said until the route subsystem lands, so that nobody counts on a route that is not held.
+    warning(pos_.virtual_servers[first_index].route,
+            "route health injection is not built yet (issue 17): the [virtual_server.route] "
+            "tables are checked, but tandemd holds no route");
+    if (cfg.routes.interface.empty() && cfg.routes.table == kMainTable) {
+      error(pos_.routes.value_or(pos_.virtual_servers[first_index].route),
+            "the host routes would be blackholes (no [route] interface) in the main table, where "
+            "they would drop the services' traffic; set [route] interface = \"tandem0\" (a "
+            "dummy interface) or table = 100 (a table of tandem's own, for the routing daemon)");
+    }
   }
 
   void checkNodes(const Config& cfg) {
@@ -270,7 +311,8 @@ class Validator {
       }
       bool vips_ok =
           std::all_of(pos_.vips.begin(), pos_.vips.end(), [](const VipPos& v) { return v.ok; });
-      if (vs.address && vips_ok && !coveredByVip(cfg, vs.address->address)) {
+      // A routed service reaches this director by its host route, not by a VIP.
+      if (vs.address && !vs.route && vips_ok && !coveredByVip(cfg, vs.address->address)) {
         warning(pos.address, "virtual server " + vs.address->toString() +
                                  " is not on a VIP; it will not move with the active director "
                                  "(add a [[vip]] for " +

@@ -23,7 +23,7 @@ struct RealPos {
   bool ok = true;
 };
 struct VsPos {
-  Position table, address, fallback;
+  Position table, address, fallback, route;
   bool ok = true;
   std::vector<RealPos> reals;
 };
@@ -35,6 +35,7 @@ struct Positions {
   std::vector<Position> keys;
   std::vector<VipPos> vips;
   std::vector<VsPos> virtual_servers;
+  std::optional<Position> routes;  // [route], when the file has one
 };
 
 // Why an argv command's program, named by its absolute path, cannot run ("runs /x, which does

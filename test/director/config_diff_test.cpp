@@ -94,6 +94,28 @@ TEST(ReloadDiff, ClusterNodesAndDaemonChangesAreNamedInSectionOrder) {
   EXPECT_EQ(d.changes[2].format(), "daemon: log_level \"info\" -> \"debug\"");
 }
 
+TEST(ReloadDiff, RouteChangesAreNamedInTheirSectionsAndApplyLive) {
+  Config running = base();
+  VirtualServer vs;
+  vs.name = "web";
+  vs.address = *Endpoint::parse("198.51.100.80:80", false);
+  running.virtual_servers = {vs};
+  Config next = running;
+  next.virtual_servers[0].route = ServiceRoute{2};
+  next.nodes[0].route_metric = 50;
+  next.routes.mode = RouteMode::kActiveActive;
+  next.routes.table = 100;
+  next.routes.hold_down = 30s;
+  ReloadDiff d = diffReload(running, next, "a");
+  ASSERT_TRUE(d.accepted());
+  EXPECT_EQ(d.changedSections(), "nodes,virtual_servers,routes");
+  EXPECT_EQ(d.changes[0].format(), "nodes: a route_metric - -> 50");
+  EXPECT_EQ(d.changes[1].format(), "virtual_servers: web: route none -> min_healthy 2");
+  EXPECT_EQ(d.changes[2].format(),
+            "routes: mode \"active-backup\" -> \"active-active\"; table 254 -> 100; hold_down 0s "
+            "-> 30s");
+}
+
 TEST(ReloadDiff, QuorumHoldChangesLikeTheOtherTimers) {
   Config next = base();
   next.cluster.quorum_hold = 3s;

@@ -32,6 +32,13 @@ class ConfigLoaderTest : public ::testing::Test {
     return out;
   }
 
+  // The same lines, each after a newline.
+  static std::string said(const LoadResult& r) {
+    std::string out;
+    for (const auto& l : lines(r)) out += "\n" + l + "\n";
+    return out;
+  }
+
   fakes::FakeFileSystem fs_;
 };
 
@@ -433,6 +440,79 @@ TEST_F(ConfigLoaderTest, AnUnclosedArrayIsReportedWhereItOpens) {
   EXPECT_EQ(d.line, 5);
   EXPECT_EQ(d.column, 14);
   EXPECT_EQ(d.message, "this array is never closed; end it with ]");
+}
+
+constexpr const char* kRouted = R"(
+[[virtual_server]]
+address = "198.51.100.80:80"
+[virtual_server.route]
+min_healthy = 2
+[[virtual_server.real_server]]
+address = "203.0.113.11"
+[[virtual_server.real_server]]
+address = "203.0.113.12"
+)";
+
+TEST_F(ConfigLoaderTest, RoutesAreReadWithTheirDefaultsAndANodesMetric) {
+  LoadResult r = load(std::string(kMinimal) + "route_metric = 50\n" + kRouted + R"(
+[route]
+mode = "active-active"
+table = 100
+hold_down = "30s"
+)");
+  ASSERT_TRUE(r.ok()) << r.diagnostics.formatAll();
+  const Config& c = *r.config;
+  EXPECT_EQ(c.routes.mode, RouteMode::kActiveActive);
+  EXPECT_EQ(c.routes.table, 100u);
+  EXPECT_EQ(c.routes.protocol, 190);
+  EXPECT_EQ(c.routes.interface, "");
+  EXPECT_EQ(c.routes.metric, 0u);
+  EXPECT_EQ(c.routes.hold_down, 30s);
+  EXPECT_EQ(c.nodes[0].route_metric, std::optional<uint32_t>(50));
+  ASSERT_TRUE(c.virtual_servers[0].route);
+  EXPECT_EQ(c.virtual_servers[0].route->min_healthy, 2);
+  EXPECT_NE(said(r).find("warning: route health injection is not built yet (issue 17)"),
+            std::string::npos)
+      << said(r);
+}
+
+TEST_F(ConfigLoaderTest, RouteMistakesAreRefusedWithTheirPlace) {
+  // Blackholes in the main table: the default table, no interface.
+  LoadResult main = load(std::string(kMinimal) + kRouted);
+  ASSERT_FALSE(main.ok());
+  EXPECT_NE(said(main).find("\n10:1: the host routes would be blackholes (no [route] interface) "
+                            "in the main table"),
+            std::string::npos)
+      << said(main);
+  // More healthy servers asked for than there are.
+  std::string three(kRouted);
+  three.replace(three.find("min_healthy = 2"), 15, "min_healthy = 3");
+  LoadResult many = load(std::string(kMinimal) + three + "[route]\ninterface = \"tandem0\"\n");
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(said(many).find("\n10:1: virtual server 198.51.100.80:80: min_healthy 3 but it has 2 "
+                            "real servers: its route would never be held; lower min_healthy "
+                            "or add real servers\n"),
+            std::string::npos)
+      << said(many);
+  // The kernel's own tables and protocol numbers.
+  LoadResult local = load(std::string(kMinimal) + kRouted + "[route]\ntable = 255\nprotocol = 4\n");
+  ASSERT_FALSE(local.ok());
+  EXPECT_NE(said(local).find("255 is the kernel's local table"), std::string::npos) << said(local);
+  EXPECT_NE(said(local).find("route.protocol"), std::string::npos) << said(local);
+  // A firewall mark has no address to route.
+  LoadResult mark = load(std::string(kMinimal) + R"(
+[[virtual_server]]
+fwmark = 7
+[virtual_server.route]
+[[virtual_server.real_server]]
+address = "203.0.113.11:80"
+[route]
+interface = "tandem0"
+)");
+  ASSERT_FALSE(mark.ok());
+  EXPECT_NE(said(mark).find("[virtual_server.route] on the firewall-mark service fwmark:7"),
+            std::string::npos)
+      << said(mark);
 }
 
 TEST_F(ConfigLoaderTest, EveryKeyTheLoaderReadsIsRecorded) {
