@@ -1,0 +1,333 @@
+#include "route/route_subsystem.h"
+
+#include <algorithm>
+
+namespace tandem::resources::route {
+
+using election::Role;
+
+namespace {
+constexpr uint32_t kIpv6DefaultMetric = 1024;
+}  // namespace
+
+RouteSubsystem::RouteSubsystem(RouteDeps deps, std::string self)
+    : deps_(std::move(deps)), self_(std::move(self)) {
+  hold_timer_ = deps_.dispatcher.createTimer([this] { evaluate(); });
+  reconcile_timer_ = deps_.dispatcher.createTimer([this] {
+    reconcile();
+    if (!services_.empty() && !stopping_) reconcile_timer_->arm(kReconcileInterval);
+  });
+}
+
+RouteSubsystem::~RouteSubsystem() = default;
+
+void RouteSubsystem::log(LogLevel level, const std::string& line) const {
+  if (deps_.log) deps_.log(level, line);
+}
+
+namespace {
+
+bool sameRequest(const rtnl::RouteRequest& a, const rtnl::RouteRequest& b) {
+  return a.prefix == b.prefix && a.table == b.table && a.protocol == b.protocol &&
+         a.metric == b.metric && a.ifindex == b.ifindex;
+}
+
+}  // namespace
+
+void RouteSubsystem::configure(const config::Config& next, const config::Config* running,
+                               const config::ReloadDiff& diff) {
+  (void)running;
+  (void)diff;
+  // The routes held now, as they were asked for: a reload that moves one (another table,
+  // protocol, metric or interface) or drops its service withdraws the old one first.
+  std::vector<rtnl::RouteRequest> was_held;
+  for (const Service& s : services_) {
+    if (s.held) was_held.push_back(request(s));
+  }
+  routes_ = next.routes;
+  metric_ = routes_.metric;
+  if (const config::Node* me = next.findNode(self_); me != nullptr && me->route_metric) {
+    metric_ = *me->route_metric;
+  }
+  std::vector<Service> next_services;
+  for (const config::VirtualServer& vs : next.virtual_servers) {
+    if (!vs.route || !vs.address) continue;
+    Service s;
+    s.name = vs.name;
+    s.prefix = IpPrefix{vs.address->address, vs.address->address.maxPrefix()};
+    s.min_healthy = vs.route->min_healthy;
+    for (const auto& rs : vs.real_servers) s.real_servers.push_back(rs.address);
+    // A service that stays keeps its health and its hold-down.
+    auto old = std::find_if(services_.begin(), services_.end(),
+                            [&](const Service& o) { return o.name == s.name; });
+    if (old != services_.end()) {
+      s.policy = old->policy;
+      s.decision = old->decision;
+      for (const Endpoint& e : old->down) {
+        if (std::find(s.real_servers.begin(), s.real_servers.end(), e) != s.real_servers.end()) {
+          s.down.insert(e);
+        }
+      }
+    }
+    s.policy.setHoldDown(routes_.hold_down);
+    next_services.push_back(std::move(s));
+  }
+  services_ = std::move(next_services);
+  ifindex_ = 0;
+  interface_error_.reset();
+  if (!services_.empty() && !routes_.interface.empty() && ensureTable()) {
+    auto index = table_->interfaceIndex(routes_.interface);
+    if (index) {
+      ifindex_ = *index;
+    } else {
+      interface_error_ = index.error().message;
+      log(LogLevel::kError, "route interface unusable interface=" + routes_.interface +
+                                " error=\"" + index.error().message +
+                                "\" action=\"create it (ip link add " + routes_.interface +
+                                " type dummy) and reload; no route is held meanwhile\"");
+    }
+  }
+  for (const rtnl::RouteRequest& req : was_held) {
+    auto same = std::find_if(services_.begin(), services_.end(),
+                             [&](const Service& s) { return sameRequest(request(s), req); });
+    if (same != services_.end()) {
+      same->held = true;  // unchanged: kept without a write
+      continue;
+    }
+    if (!ensureTable()) continue;
+    auto r = table_->remove(req);
+    log(r || r.error().code == ErrorCode::kNotFound ? LogLevel::kNotice : LogLevel::kError,
+        "route withdrawn route=" + req.prefix.toString() + " table=" + std::to_string(req.table) +
+            " reason=\"the reload moved or dropped it\"" +
+            (r ? "" : " error=\"" + r.error().message + "\""));
+  }
+  if (started_) {
+    evaluate();
+    if (!services_.empty() && !reconcile_timer_->armed()) {
+      reconcile_timer_->arm(kReconcileInterval);
+    }
+  }
+}
+
+Result<void> RouteSubsystem::start() {
+  started_ = true;
+  if (services_.empty()) return {};
+  // What a previous tandemd left is adopted or withdrawn once the role is known (onRole); until
+  // then, the reconcile timer keeps the table as the policy says.
+  reconcile_timer_->arm(kReconcileInterval);
+  return {};
+}
+
+bool RouteSubsystem::ensureTable() {
+  if (table_) return true;
+  auto t = deps_.open_table();
+  if (!t) {
+    log(LogLevel::kError, "cannot open the routing table error=\"" + t.error().message + "\"");
+    return false;
+  }
+  table_ = std::move(*t);
+  return true;
+}
+
+Entitlement RouteSubsystem::entitlement() const {
+  if (stopping_) return Entitlement::kStopping;
+  switch (role_) {
+    case Role::kStandby:
+      return Entitlement::kStandby;
+    case Role::kFault:
+      return Entitlement::kFault;
+    default:
+      break;
+  }
+  if (routes_.mode == config::RouteMode::kActiveActive) {
+    return role_ == Role::kInit ? Entitlement::kNotActive : Entitlement::kEntitled;
+  }
+  return role_ == Role::kActive && !releasing_ ? Entitlement::kEntitled : Entitlement::kNotActive;
+}
+
+rtnl::RouteRequest RouteSubsystem::request(const Service& s) const {
+  return rtnl::RouteRequest{s.prefix, routes_.table, static_cast<uint8_t>(routes_.protocol),
+                            metric_, ifindex_};
+}
+
+void RouteSubsystem::onRole(Role role) {
+  const bool first = role_ == Role::kInit && role != Role::kInit;
+  role_ = role;
+  releasing_ = false;
+  if (!started_) return;
+  // The first role after a start decides what a previous tandemd left: adopted if entitled,
+  // withdrawn if not.
+  if (first) {
+    decideAll();
+    reconcile();
+    return;
+  }
+  evaluate();
+}
+
+void RouteSubsystem::onRoleChange(const election::RoleChange& change) {
+  // A release takes the routes away first: routers stop sending here before the VIPs go.
+  if (change.to == Role::kReleasing) {
+    releasing_ = true;
+    evaluate();
+  }
+}
+
+void RouteSubsystem::setHealth(const std::string& virtual_server, const Endpoint& real_server,
+                               bool up) {
+  for (Service& s : services_) {
+    if (s.name != virtual_server) continue;
+    if (up) {
+      s.down.erase(real_server);
+    } else {
+      s.down.insert(real_server);
+    }
+  }
+  if (started_) evaluate();
+}
+
+void RouteSubsystem::decideAll() {
+  const Time now = deps_.dispatcher.now();
+  const Entitlement ent = entitlement();
+  std::optional<Time> next_check;
+  for (Service& s : services_) {
+    ServiceHealth h;
+    h.total = s.real_servers.size();
+    h.up = h.total - std::min(h.total, s.down.size());
+    h.min_healthy = static_cast<size_t>(s.min_healthy);
+    RouteDecision d = s.policy.decide(now, ent, h);
+    if (d.recheck && (!next_check || *d.recheck < *next_check)) next_check = d.recheck;
+    if (d.hold && interface_error_) {
+      d.hold = false;
+      d.reason = "no route can be held: " + *interface_error_;
+    }
+    if (d.hold != s.decision.hold || d.reason != s.decision.reason) {
+      log(LogLevel::kInfo, "route decision service=" + s.name + " route=" + s.prefix.toString() +
+                               " hold=" + (d.hold ? "yes" : "no") + " reason=\"" + d.reason + "\"");
+    }
+    s.decision = d;
+  }
+  if (next_check) {
+    auto wait = std::chrono::duration_cast<Millis>(*next_check - now);
+    hold_timer_->arm(std::max(wait, Millis(1)));
+  } else {
+    hold_timer_->cancel();
+  }
+}
+
+void RouteSubsystem::evaluate() {
+  decideAll();
+  for (Service& s : services_) apply(s, s.decision.hold);
+}
+
+void RouteSubsystem::apply(Service& s, bool want) {
+  if (want == s.held) return;
+  if (!ensureTable()) return;
+  const rtnl::RouteRequest req = request(s);
+  Result<void> r = want ? table_->add(req) : table_->remove(req);
+  // Already there (adopted) or already gone: the kernel agrees with the decision.
+  const bool agreed = !r && (want ? r.error().code == ErrorCode::kAlreadyExists
+                                  : r.error().code == ErrorCode::kNotFound);
+  if (r || agreed) {
+    s.held = want;
+    s.error.reset();
+    const char* what = want ? (r ? "route injected" : "route adopted (already in place)")
+                            : (r ? "route withdrawn" : "route withdrawn (already gone)");
+    log(LogLevel::kNotice, std::string(what) + " service=" + s.name + " route=" +
+                               s.prefix.toString() + " table=" + std::to_string(routes_.table) +
+                               " protocol=" + std::to_string(routes_.protocol) + " reason=\"" +
+                               s.decision.reason + "\"");
+    return;
+  }
+  // Said once per cause: the reconcile retries every few seconds.
+  if (s.error != r.error().message) {
+    log(LogLevel::kError, "route change failed service=" + s.name + " error=\"" +
+                              r.error().message + "\" action=\"retried every " +
+                              std::to_string(kReconcileInterval.count() / 1000) + " s\"");
+  }
+  s.error = r.error().message;
+}
+
+void RouteSubsystem::reconcile() {
+  // Before the first role nothing is decided: what is in place stays until then.
+  if (services_.empty() || role_ == Role::kInit || stopping_ || !ensureTable()) return;
+  auto present = table_->routes(routes_.table, static_cast<uint8_t>(routes_.protocol));
+  if (!present) {
+    log(LogLevel::kError,
+        "cannot read the routing table error=\"" + present.error().message + "\"");
+    return;
+  }
+  // What should be there, by prefix.
+  for (Service& s : services_) {
+    const bool want = s.decision.hold;
+    // The kernel gives an IPv6 route without a metric its default, 1024.
+    const uint32_t metric =
+        metric_ == 0 && s.prefix.address.family == Family::kInet6 ? kIpv6DefaultMetric : metric_;
+    auto it = std::find_if(present->begin(), present->end(), [&](const rtnl::RouteEntry& e) {
+      return e.prefix == s.prefix && e.metric == metric && e.ifindex == ifindex_;
+    });
+    const bool there = it != present->end();
+    if (want && !there && s.held) {
+      ++s.repairs;
+      log(LogLevel::kWarning, "route missing, put back service=" + s.name + " route=" +
+                                  s.prefix.toString() + " cause=\"removed behind tandem's back\"");
+      s.held = false;
+    }
+    if (want && there && !s.held) {
+      log(LogLevel::kNotice, "route adopted service=" + s.name + " route=" + s.prefix.toString() +
+                                 " cause=\"found in place (an earlier tandemd's)\"");
+    }
+    if (there) s.held = true;  // in place: adopted if wanted, withdrawn below if not
+    apply(s, want);
+    if (there) present->erase(it);
+  }
+  // tandem's protocol in tandem's table, but no service's current route: an orphan.
+  for (const rtnl::RouteEntry& e : *present) {
+    rtnl::RouteRequest req{e.prefix, routes_.table, static_cast<uint8_t>(routes_.protocol),
+                           e.metric, e.ifindex};
+    auto r = table_->remove(req);
+    log(r || r.error().code == ErrorCode::kNotFound ? LogLevel::kNotice : LogLevel::kError,
+        "route orphan withdrawn route=" + e.prefix.toString() + " table=" +
+            std::to_string(routes_.table) + (r ? "" : " error=\"" + r.error().message + "\""));
+  }
+}
+
+void RouteSubsystem::shutdown() {
+  stopping_ = true;
+  hold_timer_->cancel();
+  reconcile_timer_->cancel();
+  for (Service& s : services_) {
+    s.decision.hold = false;
+    s.decision.reason = "tandemd stops";
+    apply(s, false);
+  }
+}
+
+nlohmann::json RouteSubsystem::status() const {
+  if (services_.empty()) return nullptr;
+  nlohmann::json out = nlohmann::json::object();
+  out["mode"] =
+      routes_.mode == config::RouteMode::kActiveActive ? "active-active" : "active-backup";
+  out["table"] = routes_.table;
+  out["protocol"] = routes_.protocol;
+  out["interface"] =
+      routes_.interface.empty() ? nlohmann::json(nullptr) : nlohmann::json(routes_.interface);
+  out["metric"] = metric_;
+  if (interface_error_) out["error"] = *interface_error_;
+  nlohmann::json list = nlohmann::json::array();
+  for (const Service& s : services_) {
+    nlohmann::json j{{"service", s.name},
+                     {"route", s.prefix.toString()},
+                     {"held", s.held},
+                     {"reason", s.decision.reason},
+                     {"withdrawals", s.policy.withdrawals()},
+                     {"repairs", s.repairs},
+                     {"absorbed_flaps", s.policy.absorbedFlaps()}};
+    if (s.error) j["error"] = *s.error;
+    list.push_back(std::move(j));
+  }
+  out["services"] = std::move(list);
+  return nlohmann::json{{"routes", std::move(out)}};
+}
+
+}  // namespace tandem::resources::route

@@ -1,0 +1,244 @@
+// The route subsystem against a fake routing table, on simulated time: what it holds in each
+// role and mode, with health and the hold-down, what a restart finds, a stop, a reload.
+#include "route/route_subsystem.h"
+
+#include <gtest/gtest.h>
+
+#include "config/config_diff.h"
+#include "fake_route_table.h"
+#include "fakes/sim_dispatcher.h"
+
+namespace tandem::resources::route {
+namespace {
+
+using election::Role;
+using namespace std::chrono_literals;
+
+const Endpoint kRs1 = *Endpoint::parse("203.0.113.11:80", false);
+const Endpoint kRs2 = *Endpoint::parse("203.0.113.12:80", false);
+constexpr const char* kRoute = "198.51.100.80/32";
+
+class RouteSubsystemTest : public ::testing::Test {
+ protected:
+  RouteSubsystemTest() {
+    kernel_.addInterface("tandem0", 7);
+    config::Node a;
+    a.name = "a";
+    config::Node b;
+    b.name = "b";
+    cfg_.nodes = {a, b};
+    config::VirtualServer vs;
+    vs.name = "web";
+    vs.address = *Endpoint::parse("198.51.100.80:80", false);
+    vs.route = config::ServiceRoute{1};
+    config::RealServer r1;
+    r1.address = kRs1;
+    config::RealServer r2;
+    r2.address = kRs2;
+    vs.real_servers = {r1, r2};
+    cfg_.virtual_servers = {vs};
+    cfg_.routes.table = 100;
+    cfg_.routes.interface = "tandem0";
+    cfg_.routes.metric = 20;
+  }
+
+  std::unique_ptr<RouteSubsystem> make() {
+    RouteDeps deps{sim_,
+                   [this]() -> Result<std::unique_ptr<RouteTable>> {
+                     ++opens_;
+                     return std::unique_ptr<RouteTable>(new fakes::RouteTableView(kernel_));
+                   },
+                   [this](LogLevel, const std::string& line) { log_.push_back(line); }};
+    auto s = std::make_unique<RouteSubsystem>(std::move(deps), "a");
+    s->configure(cfg_, nullptr, config::ReloadDiff{});
+    EXPECT_TRUE(s->start());
+    return s;
+  }
+  void reload(RouteSubsystem& s, const config::Config& next) {
+    const config::Config running = cfg_;
+    s.configure(next, &running, config::diffReload(running, next, "a"));
+    cfg_ = next;
+  }
+  bool logged(const std::string& part) const {
+    return std::any_of(log_.begin(), log_.end(),
+                       [&](const std::string& l) { return l.find(part) != std::string::npos; });
+  }
+
+  fakes::SimDispatcher sim_;
+  fakes::FakeRouteTable kernel_;
+  config::Config cfg_;
+  std::vector<std::string> log_;
+  int opens_ = 0;
+};
+
+TEST_F(RouteSubsystemTest, ActiveBackupHoldsTheRouteOnlyWhileActiveAndDropsItFirstOnARelease) {
+  auto s = make();
+  s->onRole(Role::kBackup);
+  EXPECT_FALSE(kernel_.has(kRoute));
+  s->onRole(Role::kActive);
+  ASSERT_EQ(kernel_.entries().size(), 1u);
+  const rtnl::RouteEntry& e = kernel_.entries()[0];
+  EXPECT_EQ(e.prefix.toString(), kRoute);
+  EXPECT_EQ(e.table, 100u);
+  EXPECT_EQ(e.protocol, 190);
+  EXPECT_EQ(e.metric, 20u);
+  EXPECT_EQ(e.ifindex, 7u);
+  // The release starts: the route goes before the VIPs do (they go when RELEASING is reached).
+  election::RoleChange release;
+  release.from = Role::kActive;
+  release.to = Role::kReleasing;
+  s->onRoleChange(release);
+  EXPECT_FALSE(kernel_.has(kRoute));
+  s->onRole(Role::kBackup);
+  EXPECT_FALSE(kernel_.has(kRoute));
+  EXPECT_TRUE(logged("route withdrawn service=web route=198.51.100.80/32"));
+}
+
+TEST_F(RouteSubsystemTest, FewerThanMinHealthyWithdrawsAndARecoveryInjectsAgain) {
+  cfg_.virtual_servers[0].route->min_healthy = 2;
+  auto s = make();
+  s->onRole(Role::kActive);
+  ASSERT_TRUE(kernel_.has(kRoute));
+  s->setHealth("web", kRs1, false);
+  EXPECT_FALSE(kernel_.has(kRoute));
+  auto st = s->status()["routes"]["services"][0];
+  EXPECT_EQ(st["held"], false);
+  EXPECT_EQ(st["reason"], "unhealthy: 1 of 2 real servers up, min_healthy 2");
+  s->setHealth("web", kRs1, true);
+  EXPECT_TRUE(kernel_.has(kRoute));
+  s->setHealth("other", kRs1, false);  // another service's server: not this route's business
+  EXPECT_TRUE(kernel_.has(kRoute));
+}
+
+TEST_F(RouteSubsystemTest, AFlappingServiceIsWithdrawnOnceAndBackAfterTheHoldDown) {
+  cfg_.routes.hold_down = 10s;
+  cfg_.virtual_servers[0].route->min_healthy = 2;
+  auto s = make();
+  s->onRole(Role::kActive);
+  ASSERT_EQ(kernel_.adds, 1);
+  for (int i = 0; i < 5; ++i) {
+    s->setHealth("web", kRs2, false);
+    sim_.advance(1s);
+    s->setHealth("web", kRs2, true);
+    sim_.advance(1s);
+  }
+  EXPECT_FALSE(kernel_.has(kRoute));
+  EXPECT_EQ(kernel_.removes, 1);
+  EXPECT_EQ(kernel_.adds, 1);
+  sim_.advance(9s - 1ms);
+  EXPECT_FALSE(kernel_.has(kRoute));
+  sim_.advance(1ms);  // healthy for the whole hold-down since the last flap
+  EXPECT_TRUE(kernel_.has(kRoute));
+  EXPECT_EQ(kernel_.adds, 2);
+  EXPECT_EQ(s->status()["routes"]["services"][0]["absorbed_flaps"], 4);
+}
+
+TEST_F(RouteSubsystemTest, ActiveActiveHoldsItInAnyServingRoleButStandbyAndFault) {
+  cfg_.routes.mode = config::RouteMode::kActiveActive;
+  auto s = make();
+  EXPECT_FALSE(kernel_.has(kRoute));  // no role yet
+  s->onRole(Role::kBackup);
+  EXPECT_TRUE(kernel_.has(kRoute));
+  s->onRole(Role::kStandby);
+  EXPECT_FALSE(kernel_.has(kRoute));
+  s->onRole(Role::kActive);
+  EXPECT_TRUE(kernel_.has(kRoute));
+  s->onRole(Role::kFault);
+  EXPECT_FALSE(kernel_.has(kRoute));
+}
+
+TEST_F(RouteSubsystemTest, ARestartedActiveAdoptsItsRouteWithoutAWrite) {
+  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse(kRoute), 100, 190, 20, 7});
+  auto s = make();
+  sim_.advance(RouteSubsystem::kReconcileInterval * 2);  // no role yet: nothing decided
+  EXPECT_TRUE(kernel_.has(kRoute));
+  EXPECT_EQ(kernel_.removes, 0);
+  s->onRole(Role::kActive);
+  EXPECT_TRUE(kernel_.has(kRoute));
+  EXPECT_EQ(kernel_.removes, 0);
+  EXPECT_EQ(kernel_.adds, 0);
+  EXPECT_TRUE(s->status()["routes"]["services"][0]["held"]);
+}
+
+TEST_F(RouteSubsystemTest, ARestartedBackupWithdrawsWhatItLeftAndOrphansOfItsProtocolGo) {
+  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse(kRoute), 100, 190, 20, 7});
+  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse("198.51.100.99/32"), 100, 190, 20, 7});
+  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse("198.51.100.98/32"), 100, 12, 0, 7});  // BIRD's
+  auto s = make();
+  s->onRole(Role::kBackup);
+  EXPECT_FALSE(kernel_.has(kRoute));
+  EXPECT_FALSE(kernel_.has("198.51.100.99/32"));
+  EXPECT_TRUE(kernel_.has("198.51.100.98/32"));  // another protocol's: not tandem's to touch
+  EXPECT_TRUE(logged("route orphan withdrawn route=198.51.100.99/32"));
+}
+
+TEST_F(RouteSubsystemTest, AStopWithdrawsEveryRoute) {
+  auto s = make();
+  s->onRole(Role::kActive);
+  ASSERT_TRUE(kernel_.has(kRoute));
+  s->shutdown();
+  EXPECT_TRUE(kernel_.entries().empty());
+  EXPECT_EQ(s->status()["routes"]["services"][0]["reason"], "tandemd stops");
+}
+
+TEST_F(RouteSubsystemTest, ARouteDeletedBehindItsBackIsPutBackAndSaysSo) {
+  auto s = make();
+  s->onRole(Role::kActive);
+  kernel_.drop(kRoute);
+  sim_.advance(RouteSubsystem::kReconcileInterval);
+  EXPECT_TRUE(kernel_.has(kRoute));
+  EXPECT_TRUE(logged("route missing, put back service=web"));
+}
+
+TEST_F(RouteSubsystemTest, AMissingInterfaceHoldsNothingAndNamesTheFix) {
+  cfg_.routes.interface = "nosuch0";
+  auto s = make();
+  s->onRole(Role::kActive);
+  EXPECT_TRUE(kernel_.entries().empty());
+  EXPECT_EQ(s->status()["routes"]["error"], "interface nosuch0 does not exist");
+  EXPECT_TRUE(logged("action=\"create it (ip link add nosuch0 type dummy) and reload"));
+}
+
+TEST_F(RouteSubsystemTest, AFailedAddIsRetriedByTheReconcile) {
+  kernel_.fail_add = Error{ErrorCode::kIo, "cannot add route: Network is down"};
+  auto s = make();
+  s->onRole(Role::kActive);
+  EXPECT_FALSE(kernel_.has(kRoute));
+  EXPECT_EQ(s->status()["routes"]["services"][0]["error"], "cannot add route: Network is down");
+  sim_.advance(RouteSubsystem::kReconcileInterval);
+  EXPECT_TRUE(kernel_.has(kRoute));
+  EXPECT_FALSE(s->status()["routes"]["services"][0].contains("error"));
+}
+
+TEST_F(RouteSubsystemTest,
+       AReloadThatMovesTheRouteWithdrawsTheOldOneAndAReloadOfNothingWritesNothing) {
+  auto s = make();
+  s->onRole(Role::kActive);
+  const int adds = kernel_.adds;
+  reload(*s, cfg_);
+  EXPECT_EQ(kernel_.adds, adds);
+  EXPECT_EQ(kernel_.removes, 0);
+  config::Config next = cfg_;
+  next.routes.table = 200;
+  next.nodes[0].route_metric = 50;  // this director's own metric
+  reload(*s, next);
+  ASSERT_EQ(kernel_.entries().size(), 1u);
+  EXPECT_EQ(kernel_.entries()[0].table, 200u);
+  EXPECT_EQ(kernel_.entries()[0].metric, 50u);
+  next.virtual_servers[0].route.reset();
+  reload(*s, next);
+  EXPECT_TRUE(kernel_.entries().empty());
+  EXPECT_TRUE(s->status().is_null());
+}
+
+TEST_F(RouteSubsystemTest, NoRoutedServiceOpensNoTable) {
+  cfg_.virtual_servers[0].route.reset();
+  auto s = make();
+  s->onRole(Role::kActive);
+  sim_.advance(RouteSubsystem::kReconcileInterval * 3);
+  EXPECT_EQ(opens_, 0);
+  EXPECT_TRUE(s->status().is_null());
+}
+
+}  // namespace
+}  // namespace tandem::resources::route
