@@ -116,10 +116,6 @@ class Validator {
       }
       return;
     }
-    // Said until the route subsystem lands, so that nobody counts on a route that is not held.
-    warning(pos_.virtual_servers[first_index].route,
-            "route health injection is not built yet (issue 17): the [virtual_server.route] "
-            "tables are checked, but tandemd holds no route");
     if (cfg.routes.interface.empty() && cfg.routes.table == kMainTable) {
       error(pos_.routes.value_or(pos_.virtual_servers[first_index].route),
             "the host routes would be blackholes (no [route] interface) in the main table, where "

@@ -3,6 +3,7 @@
 #include "health/health_subsystem.h"
 #include "ipvs/ipvs_subsystem.h"
 #include "notify/notify_subsystem.h"
+#include "route/route_subsystem.h"
 #include "sync/sync_subsystem.h"
 #include "vip/vip_subsystem.h"
 
@@ -37,24 +38,26 @@ std::unique_ptr<resources::Subsystem> makeVips(platform::Platform& p, const std:
   return std::make_unique<resources::VipSubsystem>(std::move(deps), self);
 }
 
-// Health on every director; what it finds goes to IPVS (weights, removal, the fallback).
+// Health on every director; what it finds goes to IPVS (weights, removal, the fallback) and to
+// the routes (a service's route is held while enough of its real servers are up).
 std::unique_ptr<resources::Subsystem> makeHealth(
     platform::Platform& p, const std::string& self, resources::ipvs::IpvsSubsystem* ipvs,
-    std::function<void(int)> service_health,
+    resources::route::RouteSubsystem* routes, std::function<void(int)> service_health,
     std::function<void(const resources::health::HealthEvent&)> on_event) {
-  resources::health::HealthDeps deps{
-      p.dispatcher(),
-      [&p](config::CheckType type) { return p.makeChecker(type); },
-      [&p] { return p.random16(); },
-      [&p] { return p.wallClockMs(); },
-      p.logger().sink(),
-      [ipvs](const std::string& vs, const Endpoint& rs, bool up, std::optional<int> weight) {
-        ipvs->setHealth(vs, rs, up, weight);
-      },
-      std::move(service_health),
-      &p.children(),
-      self,
-      std::move(on_event)};
+  resources::health::HealthDeps deps{p.dispatcher(),
+                                     [&p](config::CheckType type) { return p.makeChecker(type); },
+                                     [&p] { return p.random16(); },
+                                     [&p] { return p.wallClockMs(); },
+                                     p.logger().sink(),
+                                     [ipvs, routes](const std::string& vs, const Endpoint& rs,
+                                                    bool up, std::optional<int> weight) {
+                                       ipvs->setHealth(vs, rs, up, weight);
+                                       routes->setHealth(vs, rs, up);
+                                     },
+                                     std::move(service_health),
+                                     &p.children(),
+                                     self,
+                                     std::move(on_event)};
   return std::make_unique<resources::health::HealthSubsystem>(std::move(deps));
 }
 
@@ -91,10 +94,19 @@ std::vector<std::unique_ptr<resources::Subsystem>> buildSubsystems(platform::Pla
     drains->apply = [table](const std::vector<DrainTarget>& targets) { table->setDrains(targets); };
     drains->progress = [table](const DrainTarget& t) { return table->drainProgress(t); };
   }
-  auto health = makeHealth(platform, self, ipvs.get(), std::move(links.service_health),
-                           std::move(links.health_event));
+  // Route health injection: each routed service's host route, for a routing daemon.
+  auto routes = std::make_unique<resources::route::RouteSubsystem>(
+      resources::route::RouteDeps{platform.dispatcher(),
+                                  [&platform] { return platform.openRouteTable(); },
+                                  platform.logger().sink()},
+      self);
+  auto health = makeHealth(platform, self, ipvs.get(), routes.get(),
+                           std::move(links.service_health), std::move(links.health_event));
   auto sync = makeSync(platform, self, ipvs.get(), std::move(links.sync_state));
   out.push_back(std::move(ipvs));
+  // The routes before health: configured first, they hear the checks' initial verdicts. They
+  // are taken once ACTIVE is reached, after the VIPs, and given up when a release begins.
+  out.push_back(std::move(routes));
   out.push_back(std::move(health));
   // The hooks hear each role change from the director and each VIP change from the VIPs.
   auto notify = std::make_unique<resources::notify::NotifySubsystem>(

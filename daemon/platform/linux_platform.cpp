@@ -19,6 +19,7 @@
 #include "metrics/http_server.h"
 #include "ping/raw_echo_transport.h"
 #include "platform/random16.h"
+#include "route/netlink_route_table.h"
 #include "vip/netlink_address_table.h"
 
 namespace tandem::platform {
@@ -142,6 +143,12 @@ Result<std::shared_ptr<resources::AddressTable>> LinuxPlatform::openAddressTable
   auto t = resources::NetlinkAddressTable::open(*dispatcher_);
   if (!t) return fail(t.error());
   return std::shared_ptr<resources::AddressTable>(std::move(*t));
+}
+
+Result<std::unique_ptr<resources::route::RouteTable>> LinuxPlatform::openRouteTable() {
+  auto t = resources::route::NetlinkRouteTable::open(*dispatcher_);
+  if (!t) return fail(t.error());
+  return std::unique_ptr<resources::route::RouteTable>(std::move(*t));
 }
 
 Result<std::unique_ptr<resources::ipvs::Kernel>> LinuxPlatform::openIpvs() {

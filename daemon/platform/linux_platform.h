@@ -40,6 +40,7 @@ class LinuxPlatform final : public Platform {
       uint16_t port, cluster::FrameLink::OnFrame on_frame) override;
   ping::MakeEchoTransport echoTransports() override;
   Result<std::shared_ptr<resources::AddressTable>> openAddressTable() override;
+  Result<std::unique_ptr<resources::route::RouteTable>> openRouteTable() override;
   resources::announce::PacketSocketOpener& packetSockets() override { return packet_sockets_; }
   Result<std::unique_ptr<resources::ipvs::Kernel>> openIpvs() override;
   Result<std::unique_ptr<resources::ipvs::SyncKernel>> openSync() override;

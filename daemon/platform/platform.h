@@ -24,6 +24,7 @@
 #include "platform/logger.h"
 #include "platform/notifier.h"
 #include "process/child_runner.h"
+#include "route/route_table.h"
 #include "sync/sync_tap.h"
 #include "sysctl/sysctl_access.h"
 #include "vip/address_table.h"
@@ -90,6 +91,8 @@ class Platform {
 
   // rtnetlink: the interfaces' addresses, for the VIPs.
   [[nodiscard]] virtual Result<std::shared_ptr<resources::AddressTable>> openAddressTable() = 0;
+  // rtnetlink: the routing tables, for route health injection.
+  [[nodiscard]] virtual Result<std::unique_ptr<resources::route::RouteTable>> openRouteTable() = 0;
   // AF_PACKET: gratuitous ARP and unsolicited NA.
   virtual resources::announce::PacketSocketOpener& packetSockets() = 0;
   // IPVS over generic netlink; and where the owned services are kept across a restart.

@@ -19,6 +19,7 @@
 #include "resources/fake_children.h"
 #include "resources/fake_ipvs_kernel.h"
 #include "resources/fake_packet_socket.h"
+#include "resources/fake_route_table.h"
 #include "resources/fake_sync_kernel.h"
 #include "resources/fake_sync_tap.h"
 #include "resources/fake_sysctl.h"
@@ -493,6 +494,10 @@ class FakePlatform final : public platform::Platform {
     return std::shared_ptr<resources::AddressTable>(std::make_shared<JournalingTable>(
         *address_table_, [this](const std::string& w) { note(w); }));
   }
+  Result<std::unique_ptr<resources::route::RouteTable>> openRouteTable() override {
+    return std::unique_ptr<resources::route::RouteTable>(
+        std::make_unique<fakes::RouteTableView>(route_table_));
+  }
   resources::announce::PacketSocketOpener& packetSockets() override { return journaling_opener_; }
   Result<std::unique_ptr<resources::ipvs::Kernel>> openIpvs() override {
     return std::unique_ptr<resources::ipvs::Kernel>(std::make_unique<KernelView>(ipvs_kernel_));
@@ -545,6 +550,7 @@ class FakePlatform final : public platform::Platform {
   FakeFileSystem& fileSystem() { return files_; }
   FakeStateFiles& state() { return state_; }
   FakeAddressTable& addresses() { return *address_table_; }
+  fakes::FakeRouteTable& routes() { return route_table_; }
   FakePacketSocketOpener& sockets() { return packet_sockets_; }
   FakeIpvsKernel& ipvsKernel() { return ipvs_kernel_; }
   FakeSyncKernel& syncKernel() { return sync_kernel_; }
@@ -576,6 +582,7 @@ class FakePlatform final : public platform::Platform {
   FakeFileSystem files_;
   FakeStateFiles state_;
   std::shared_ptr<FakeAddressTable> address_table_;
+  fakes::FakeRouteTable route_table_;
   FakePacketSocketOpener packet_sockets_;
   JournalingOpener journaling_opener_;
   SimChildren children_;

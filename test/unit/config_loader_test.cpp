@@ -471,9 +471,7 @@ hold_down = "30s"
   EXPECT_EQ(c.nodes[0].route_metric, std::optional<uint32_t>(50));
   ASSERT_TRUE(c.virtual_servers[0].route);
   EXPECT_EQ(c.virtual_servers[0].route->min_healthy, 2);
-  EXPECT_NE(said(r).find("warning: route health injection is not built yet (issue 17)"),
-            std::string::npos)
-      << said(r);
+  EXPECT_EQ(said(r), "") << "a routed service is not expected on a VIP";
 }
 
 TEST_F(ConfigLoaderTest, RouteMistakesAreRefusedWithTheirPlace) {
