@@ -231,10 +231,11 @@ inline constexpr uint32_t kMainTable = 254;
 struct Routes {
   RouteMode mode = RouteMode::kActiveBackup;
   uint32_t table = kMainTable;
-  int protocol = 190;     // rtm_protocol; 5 to 255 (0 to 4 are the kernel's)
-  std::string interface;  // the routes go through it; empty: blackhole routes (table not main)
-  uint32_t metric = 0;    // 0: none (the kernel's default); a [[node]]'s route_metric overrides
-  Millis hold_down{0};    // a withdrawn service comes back after this long healthy; 0: at once
+  int protocol = 190;          // rtm_protocol; 5 to 255 (0 to 4 are the kernel's)
+  std::string interface;       // the routes go through it; empty: blackhole routes (table not main)
+  bool own_interface = false;  // tandemd creates `interface` (a tun device that dies with it)
+  uint32_t metric = 0;  // 0: none (the kernel's default); a [[node]]'s route_metric overrides
+  Millis hold_down{0};  // a withdrawn service comes back after this long healthy; 0: at once
   bool operator==(const Routes&) const = default;
 };
 

@@ -344,6 +344,8 @@ ReloadDiff diffReload(const Config& running, const Config& next, std::string_vie
   c.compare("routes", "table", ra.table, rb.table, showInt);
   c.compare("routes", "protocol", ra.protocol, rb.protocol, showInt);
   c.compare("routes", "interface", ra.interface, rb.interface, quoted);
+  c.compare("routes", "own_interface", ra.own_interface, rb.own_interface,
+            [](bool v) { return std::string(v ? "true" : "false"); });
   c.compare("routes", "metric", ra.metric, rb.metric, showInt);
   c.compare("routes", "hold_down", ra.hold_down, rb.hold_down, showDuration);
   return c.finish();

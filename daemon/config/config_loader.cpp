@@ -1167,6 +1167,7 @@ class Loader {
         routes.interface = *v;
       }
     }
+    if (auto b = r.boolean("own_interface")) routes.own_interface = *b;
     if (auto v = r.integer("metric", 0, UINT32_MAX)) routes.metric = static_cast<uint32_t>(*v);
     if (auto d = r.duration("hold_down", 0ms, 1h)) routes.hold_down = *d;
     r.finish();

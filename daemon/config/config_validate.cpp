@@ -116,6 +116,11 @@ class Validator {
       }
       return;
     }
+    if (cfg.routes.own_interface && cfg.routes.interface.empty()) {
+      error(pos_.routes.value_or(pos_.virtual_servers[first_index].route),
+            "own_interface = true but [route] names no interface for tandemd to create; set "
+            "interface = \"tandem0\" or drop own_interface");
+    }
     if (cfg.routes.interface.empty() && cfg.routes.table == kMainTable) {
       error(pos_.routes.value_or(pos_.virtual_servers[first_index].route),
             "the host routes would be blackholes (no [route] interface) in the main table, where "

@@ -336,6 +336,16 @@ std::vector<uint8_t> encodeGetLink(std::string_view name, uint32_t ifindex, uint
   return b.bytes();
 }
 
+std::vector<uint8_t> encodeSetLinkUp(uint32_t ifindex, uint32_t seq) {
+  Builder b(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, seq);
+  auto* ifi = b.extra<ifinfomsg>();
+  ifi->ifi_family = AF_UNSPEC;
+  ifi->ifi_index = static_cast<int>(ifindex);
+  ifi->ifi_flags = IFF_UP;
+  ifi->ifi_change = IFF_UP;  // only this flag: the others stay as they are
+  return b.bytes();
+}
+
 Result<std::vector<Message>> decode(std::span<const uint8_t> bytes) {
   std::vector<Message> out;
   // Copied to aligned storage: the netlink macros read 32-bit fields in place.

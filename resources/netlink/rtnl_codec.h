@@ -55,6 +55,9 @@ Result<std::vector<uint8_t>> encodeDeleteAddress(const AddressRequest& req, uint
 std::vector<uint8_t> encodeDumpAddresses(Family family, uint32_t seq);
 // RTM_GETLINK for one interface, by name (ifindex 0) or by index (empty name).
 std::vector<uint8_t> encodeGetLink(std::string_view name, uint32_t ifindex, uint32_t seq);
+// RTM_NEWLINK that sets IFF_UP on interface `ifindex` and changes nothing else (`ip link set
+// up`), acked.
+std::vector<uint8_t> encodeSetLinkUp(uint32_t ifindex, uint32_t seq);
 
 // One host route to add or delete: in `table` (a table below 256 goes in rtmsg, a larger one
 // in RTA_TABLE, as `ip` does), with `protocol` as its origin (what a routing daemon's filter

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "loop/dispatcher.h"
 #include "netlink/rtnl_channel.h"
@@ -13,8 +15,14 @@ class NetlinkRouteTable final : public RouteTable {
  public:
   static Result<std::unique_ptr<NetlinkRouteTable>> open(loop::Dispatcher& dispatcher);
   explicit NetlinkRouteTable(std::unique_ptr<netlink::RtnlChannel> channel);
+  ~NetlinkRouteTable() override;  // closes the owned devices: the kernel deletes them
+  NetlinkRouteTable(const NetlinkRouteTable&) = delete;
+  NetlinkRouteTable& operator=(const NetlinkRouteTable&) = delete;
 
   Result<uint32_t> interfaceIndex(const std::string& name) override;
+  // A tun device (IFF_TUN, not persistent): the kernel removes it when its last descriptor, held
+  // here, closes. Nothing reads it: it carries routes, not packets.
+  Result<uint32_t> ownInterface(const std::string& name) override;
   Result<std::vector<rtnl::RouteEntry>> routes(uint32_t table, uint8_t protocol) override;
   Result<void> add(const rtnl::RouteRequest& req) override;
   Result<void> remove(const rtnl::RouteRequest& req) override;
@@ -23,6 +31,7 @@ class NetlinkRouteTable final : public RouteTable {
   Result<void> change(bool add, const rtnl::RouteRequest& req);
 
   std::unique_ptr<netlink::RtnlChannel> channel_;
+  std::map<std::string, int> owned_;  // interface name -> its tun descriptor
 };
 
 }  // namespace tandem::resources::route

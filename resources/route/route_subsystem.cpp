@@ -76,15 +76,22 @@ void RouteSubsystem::configure(const config::Config& next, const config::Config*
   ifindex_ = 0;
   interface_error_.reset();
   if (!services_.empty() && !routes_.interface.empty() && ensureTable()) {
-    auto index = table_->interfaceIndex(routes_.interface);
+    // An owned interface is tandemd's own tun device: the kernel deletes it, and the routes
+    // through it, when tandemd ends, even killed by -9, and the routing daemon withdraws them.
+    auto index = routes_.own_interface ? table_->ownInterface(routes_.interface)
+                                       : table_->interfaceIndex(routes_.interface);
     if (index) {
       ifindex_ = *index;
     } else {
       interface_error_ = index.error().message;
+      const std::string action =
+          routes_.own_interface
+              ? "delete the interface of that name or name another one in [route] interface, "
+                "and reload"
+              : "create it (ip link add " + routes_.interface + " type dummy) and reload";
       log(LogLevel::kError, "route interface unusable interface=" + routes_.interface +
-                                " error=\"" + index.error().message +
-                                "\" action=\"create it (ip link add " + routes_.interface +
-                                " type dummy) and reload; no route is held meanwhile\"");
+                                " error=\"" + index.error().message + "\" action=\"" + action +
+                                "; no route is held meanwhile\"");
     }
   }
   for (const rtnl::RouteRequest& req : was_held) {
@@ -312,6 +319,7 @@ nlohmann::json RouteSubsystem::status() const {
   out["protocol"] = routes_.protocol;
   out["interface"] =
       routes_.interface.empty() ? nlohmann::json(nullptr) : nlohmann::json(routes_.interface);
+  out["own_interface"] = routes_.own_interface;
   out["metric"] = metric_;
   if (interface_error_) out["error"] = *interface_error_;
   nlohmann::json list = nlohmann::json::array();

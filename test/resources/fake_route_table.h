@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,16 @@ class FakeRouteTable final : public resources::route::RouteTable {
                        [&](const auto& e) { return e.prefix == p; });
   }
   const std::vector<resources::rtnl::RouteEntry>& entries() const { return routes_; }
+  bool owns(const std::string& name) const { return owned_.count(name) != 0; }
+  // The process that owns devices ends: the kernel deletes them and every route through them.
+  void ownerExits() {
+    for (const std::string& name : owned_) {
+      const uint32_t index = links_[name];
+      std::erase_if(routes_, [&](const auto& e) { return e.ifindex == index; });
+      links_.erase(name);
+    }
+    owned_.clear();
+  }
 
   std::optional<Error> fail_add;  // the next add fails with this (once)
   int adds = 0;
@@ -39,6 +50,15 @@ class FakeRouteTable final : public resources::route::RouteTable {
     if (it == links_.end())
       return fail(ErrorCode::kNotFound, "interface " + name + " does not exist");
     return it->second;
+  }
+  Result<uint32_t> ownInterface(const std::string& name) override {
+    if (owned_.count(name)) return links_[name];
+    if (links_.count(name)) {
+      return fail(ErrorCode::kAlreadyExists,
+                  "interface " + name + " exists already and is not tandemd's own device");
+    }
+    owned_.insert(name);
+    return links_[name] = next_index_++;
   }
   Result<std::vector<resources::rtnl::RouteEntry>> routes(uint32_t table,
                                                           uint8_t protocol) override {
@@ -88,6 +108,8 @@ class FakeRouteTable final : public resources::route::RouteTable {
   }
 
   std::map<std::string, uint32_t> links_;
+  std::set<std::string> owned_;
+  uint32_t next_index_ = 100;
   std::vector<resources::rtnl::RouteEntry> routes_;
 };
 
@@ -96,6 +118,7 @@ class RouteTableView final : public resources::route::RouteTable {
  public:
   explicit RouteTableView(FakeRouteTable& kernel) : k_(kernel) {}
   Result<uint32_t> interfaceIndex(const std::string& n) override { return k_.interfaceIndex(n); }
+  Result<uint32_t> ownInterface(const std::string& n) override { return k_.ownInterface(n); }
   Result<std::vector<resources::rtnl::RouteEntry>> routes(uint32_t t, uint8_t p) override {
     return k_.routes(t, p);
   }

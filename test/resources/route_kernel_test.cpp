@@ -107,6 +107,32 @@ TEST_F(RouteKernelTest, OnlyTheRoutesOfItsProtocolAndTableAreListed) {
   sh("ip route flush table 101");
 }
 
+// The kill -9 defence: an owned device is a tun that the kernel deletes with its last
+// descriptor, taking its routes along; here the table is destroyed, as a process's exit would
+// close the descriptor.
+TEST_F(RouteKernelTest, AnOwnedInterfaceIsUpAndItsRoutesGoWhenItsOwnerEnds) {
+  auto owner = NetlinkRouteTable::open(sim_);
+  ASSERT_TRUE(owner) << owner.error().message;
+  auto index = (*owner)->ownInterface("rhi0");
+  ASSERT_TRUE(index) << index.error().message;
+  EXPECT_EQ(*(*owner)->ownInterface("rhi0"), *index);  // asked again: the same device
+  EXPECT_NE(sh("ip -o link show rhi0").find(",UP"), std::string::npos) << sh("ip link show rhi0");
+  ASSERT_TRUE(
+      (*owner)->add(rtnl::RouteRequest{*IpPrefix::parse("198.51.100.90/32"), 100, 190, 0, *index}));
+  EXPECT_EQ(ipRoute("", 100, "198.51.100.90"), "dev=rhi0 protocol=190 metric=0 type=unicast");
+  owner->reset();
+  EXPECT_EQ(ipRoute("", 100, "198.51.100.90"), "absent");
+  EXPECT_EQ(sh("ip -o link show rhi0 2>&1"), "Device \"rhi0\" does not exist.\n");
+}
+
+TEST_F(RouteKernelTest, AnInterfaceItDidNotCreateIsNeverOwned) {
+  auto r = table_->ownInterface("rt0");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kAlreadyExists);
+  EXPECT_EQ(r.error().message, "interface rt0 exists already and is not tandemd's own device");
+  EXPECT_FALSE(table_->ownInterface("name-much-too-long0"));
+}
+
 TEST_F(RouteKernelTest, AMissingInterfaceIsNotFoundAndNamed) {
   auto r = table_->interfaceIndex("nosuch0");
   ASSERT_FALSE(r);

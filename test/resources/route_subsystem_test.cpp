@@ -199,6 +199,31 @@ TEST_F(RouteSubsystemTest, AMissingInterfaceHoldsNothingAndNamesTheFix) {
   EXPECT_TRUE(logged("action=\"create it (ip link add nosuch0 type dummy) and reload"));
 }
 
+TEST_F(RouteSubsystemTest, AnOwnedInterfaceIsCreatedByTandemdAndItsRoutesDieWithIt) {
+  cfg_.routes.interface = "rhi0";
+  cfg_.routes.own_interface = true;
+  auto s = make();
+  s->onRole(Role::kActive);
+  ASSERT_TRUE(kernel_.owns("rhi0"));
+  ASSERT_EQ(kernel_.entries().size(), 1u);
+  EXPECT_EQ(kernel_.entries()[0].ifindex, *kernel_.interfaceIndex("rhi0"));
+  EXPECT_EQ(s->status()["routes"]["own_interface"], true);
+  // A kill -9: no shutdown() runs, and the kernel takes the device and its route away.
+  kernel_.ownerExits();
+  EXPECT_TRUE(kernel_.entries().empty());
+}
+
+TEST_F(RouteSubsystemTest, AnOwnedInterfaceNeverTakesOverAnExistingOneOfThatName) {
+  cfg_.routes.own_interface = true;  // "tandem0" exists: another program's
+  auto s = make();
+  s->onRole(Role::kActive);
+  EXPECT_TRUE(kernel_.entries().empty());
+  EXPECT_FALSE(kernel_.owns("tandem0"));
+  EXPECT_EQ(s->status()["routes"]["error"],
+            "interface tandem0 exists already and is not tandemd's own device");
+  EXPECT_TRUE(logged("action=\"delete the interface of that name or name another one"));
+}
+
 TEST_F(RouteSubsystemTest, AFailedAddIsRetriedByTheReconcile) {
   kernel_.fail_add = Error{ErrorCode::kIo, "cannot add route: Network is down"};
   auto s = make();

@@ -178,6 +178,15 @@ TEST(RtnlEncode, GetLinkByNameAndByIndex) {
   EXPECT_EQ(toHex(encodeGetLink("", 2, kIpSeq)), kIpGetLinkByIndex);
 }
 
+// `ip link set dev rhi0 up` sends this for index 2 (plus the name, which tandem leaves out:
+// the index names the device): RTM_NEWLINK, request and ack, IFF_UP in flags and change.
+TEST(RtnlEncode, SetLinkUpChangesOnlyTheUpFlag) {
+  EXPECT_EQ(toHex(encodeSetLinkUp(2, kIpSeq)),
+            "20000000100005002d7b0d6b00000000"  // nlmsghdr: 32 bytes, type 16, flags 5
+            "0000000002000000"
+            "0100000001000000");  // ifinfomsg: index 2, flags/change IFF_UP
+}
+
 TEST(RtnlEncode, DumpRequestAsksForEveryAddressOfOneFamily) {
   EXPECT_EQ(toHex(encodeDumpAddresses(Family::kInet, kIpSeq + 1)), kIpDumpAddr4);
   auto six = encodeDumpAddresses(Family::kInet6, 7);

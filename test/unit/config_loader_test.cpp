@@ -466,6 +466,7 @@ hold_down = "30s"
   EXPECT_EQ(c.routes.table, 100u);
   EXPECT_EQ(c.routes.protocol, 190);
   EXPECT_EQ(c.routes.interface, "");
+  EXPECT_FALSE(c.routes.own_interface);
   EXPECT_EQ(c.routes.metric, 0u);
   EXPECT_EQ(c.routes.hold_down, 30s);
   EXPECT_EQ(c.nodes[0].route_metric, std::optional<uint32_t>(50));
@@ -497,6 +498,18 @@ TEST_F(ConfigLoaderTest, RouteMistakesAreRefusedWithTheirPlace) {
   ASSERT_FALSE(local.ok());
   EXPECT_NE(said(local).find("255 is the kernel's local table"), std::string::npos) << said(local);
   EXPECT_NE(said(local).find("route.protocol"), std::string::npos) << said(local);
+  // An owned interface needs a name.
+  LoadResult owned =
+      load(std::string(kMinimal) + kRouted + "[route]\ntable = 100\nown_interface = true\n");
+  ASSERT_FALSE(owned.ok());
+  EXPECT_NE(said(owned).find("\n16:1: own_interface = true but [route] names no interface for "
+                             "tandemd to create"),
+            std::string::npos)
+      << said(owned);
+  LoadResult named = load(std::string(kMinimal) + kRouted +
+                          "[route]\ninterface = \"rhi0\"\nown_interface = true\n");
+  ASSERT_TRUE(named.ok()) << said(named);
+  EXPECT_TRUE(named.config->routes.own_interface);
   // A firewall mark has no address to route.
   LoadResult mark = load(std::string(kMinimal) + R"(
 [[virtual_server]]
