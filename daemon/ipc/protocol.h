@@ -84,6 +84,15 @@
 //   "rejected_frames": {reason: count}, reason as wire::name(Rejection) (e.g. "bad_signature")
 //   "admin_requests":  {"malformed": unsigned, "refused": unsigned, "changes": unsigned}, what
 //                      this admin channel has seen since tandemd started
+//   "routes":          route health injection (the route subsystem); absent or null when no
+//                      virtual server has a route: {"mode": "active-backup"|"active-active",
+//                      "table": unsigned, "protocol": unsigned, "interface": string or null
+//                      (blackholes), "own_interface": bool (tandemd created it),
+//                      "metric": unsigned, "error": string (optional: the
+//                      interface is unusable), "services": [{"service": string, "route":
+//                      string (a /32 or /128), "held": bool, "reason": string, "withdrawals",
+//                      "repairs", "absorbed_flaps": unsigned, "error": string (optional: the
+//                      last add or remove failed)}]}
 //
 // The sync response (besides "ok": true): the "sync" object of the status (enabled, interface,
 // sync_id, group, port, connections and templates (this director's table), restarts, error,

@@ -32,10 +32,12 @@ using cli::testing::readFile;
 // The cases below, so that a golden file without a test (or the reverse) is noticed.
 const std::set<std::string>& knownCases() {
   static const std::set<std::string> cases = {
-      "two-nodes",       "three-nodes-lost-peer",     "no-active",
-      "rejected-frames", "move-standby-never-heard",  "partial-document",
-      "vips-announced",  "failback-waiting",          "failback-override",
-      "quorum-held",     "maintenance-move-lifetime", "standby-lifetime"};
+      "two-nodes",         "three-nodes-lost-peer",     "no-active",
+      "rejected-frames",   "move-standby-never-heard",  "partial-document",
+      "vips-announced",    "failback-waiting",          "failback-override",
+      "quorum-held",       "maintenance-move-lifetime", "standby-lifetime",
+      "routes-held",       "routes-interface-error",    "routes-malformed",
+      "routes-no-services"};
   return cases;
 }
 
@@ -89,6 +91,34 @@ TEST(StatusGoldenTest, MissingOrMistypedFieldsShowAsQuestionMarks) {
   expectGolden("partial-document");
 }
 
+TEST(StatusGoldenTest, EachRoutedServiceShowsItsRouteHeldOrNotWhyAndItsCounters) {
+  expectGolden("routes-held");
+}
+
+TEST(StatusGoldenTest, AnUnusableRouteInterfaceIsShownWithTheRoutes) {
+  expectGolden("routes-interface-error");
+}
+
+TEST(StatusGoldenTest, MistypedRouteFieldsShowAsQuestionMarksAndOtherEntriesAreSkipped) {
+  expectGolden("routes-malformed");
+}
+
+TEST(StatusGoldenTest, BlackholeRoutesWithoutAListOfServicesShowOnlyHowTheyAreHeld) {
+  expectGolden("routes-no-services");
+}
+
+// No virtual server has a route: tandemd says null (or nothing), and there is no section; a
+// "routes" that is not an object is ignored the same way.
+TEST(StatusRoutesTest, NoRoutesMeansNoRoutesSection) {
+  json status = json::parse(readFile(golden("two-nodes.json")));
+  const std::string without = formatStatus(status);
+  for (const json& routes : {json(nullptr), json("routes"), json::array({1, 2}), json(3)}) {
+    status["routes"] = routes;
+    EXPECT_EQ(formatStatus(status), without) << routes.dump();
+  }
+  EXPECT_EQ(without.find("Routes"), std::string::npos);
+}
+
 TEST(StatusGoldenTest, EveryGoldenInputHasATest) {
   std::set<std::string> found;
   for (const auto& entry : fs::directory_iterator(fs::path(kGoldenDir))) {
@@ -124,6 +154,16 @@ TEST(StatusRenderTest, UnreachableDaemonGoesToStderrWithExitCode3) {
                   {"code", "unavailable"}}));
   EXPECT_EQ(as_json.err, "");
   EXPECT_EQ(as_json.exit_code, kExitFailed);
+}
+
+// --json passes the routes through as tandemd sent them, every field and unknown one kept.
+TEST(StatusRenderTest, JsonOutputCarriesTheRoutesAsTheDaemonSentThem) {
+  json answer = json::parse(readFile(golden("routes-held.json")));
+  answer["routes"]["services"][0]["future_field"] = {{"anything", 1}};
+  CommandOutput output = renderStatus(answer, /*json=*/true);
+  EXPECT_EQ(output.exit_code, kExitOk);
+  EXPECT_EQ(json::parse(output.out)["routes"], answer["routes"]);
+  EXPECT_EQ(output.out, answer.dump(2) + "\n");
 }
 
 TEST(StatusRenderTest, RefusalFromTheDaemonIsReportedWithItsExitCode) {

@@ -134,6 +134,49 @@ std::string resourcesSection(const json& status) {
   return "\n" + table(rows);
 }
 
+// "via dummy0", "via tandem0 (tandemd's own)" for the device tandemd creates (own_interface),
+// or "blackhole" when the routes go through no interface (null).
+std::string routeInterface(const json& routes) {
+  auto it = routes.find("interface");
+  if (it != routes.end() && it->is_string()) {
+    auto own = routes.find("own_interface");
+    const bool owned = own != routes.end() && own->is_boolean() && own->get<bool>();
+    return "via " + it->get<std::string>() + (owned ? " (tandemd's own)" : "");
+  }
+  if (it != routes.end() && it->is_null()) return "blackhole";
+  return "interface " + std::string(kUnknown);
+}
+
+// "; error: ..." when the object carries one; "" when not.
+std::string errorOf(const json& object) {
+  auto it = object.find("error");
+  if (it == object.end() || it->is_null()) return "";
+  return "; error: " + textOf(object, "error");
+}
+
+// Route health injection: how the routes are held, then each routed service's route, held or
+// not and why. Absent (or null) when no virtual server has a route: no section.
+std::string routesSection(const json& status) {
+  auto routes = status.find("routes");
+  if (routes == status.end() || !routes->is_object()) return "";
+  std::string out = "\nRoutes: " + textOf(*routes, "mode") + ", table " +
+                    numberOf(*routes, "table") + ", protocol " + numberOf(*routes, "protocol") +
+                    ", " + routeInterface(*routes) + ", metric " + numberOf(*routes, "metric") +
+                    errorOf(*routes) + "\n";
+  auto services = routes->find("services");
+  if (services == routes->end() || !services->is_array()) return out;
+  std::vector<Row> rows{
+      {"Service", "Route", "Held", "Withdrawals", "Absorbed flaps", "Repairs", "Reason"}};
+  for (const json& s : *services) {
+    if (!s.is_object()) continue;
+    rows.push_back({textOf(s, "service"), textOf(s, "route"), yesNo(s, "held"),
+                    numberOf(s, "withdrawals"), numberOf(s, "absorbed_flaps"),
+                    numberOf(s, "repairs"), textOf(s, "reason") + errorOf(s)});
+  }
+  if (rows.size() == 1) return out;
+  return out + table(rows);
+}
+
 std::string failureJson(const Error& error) { return ipc::errorBody(error).dump(2) + "\n"; }
 
 }  // namespace
@@ -199,7 +242,7 @@ std::string formatStatus(const json& status) {
         "`tandem maintenance off` ends it ***\n\n";
   }
   return banner + table(head) + "\n" + nodesSection(status, local_node) + resourcesSection(status) +
-         framesSection(status);
+         routesSection(status) + framesSection(status);
 }
 
 CommandOutput renderAnswer(const Result<json>& answer, bool json_output, const std::string& command,

@@ -24,7 +24,8 @@ struct CommandOutput {
 int exitCodeFor(const Error& error);
 
 // The status document (protocol.h) as a readable summary, in the spirit of crm_mon: the
-// cluster, the local node and who is ACTIVE, then a table of nodes, then any rejected frames.
+// cluster, the local node and who is ACTIVE, then a table of nodes, then what this director
+// holds, then its host routes (route health injection), then any rejected frames.
 // Tolerant: a field that is missing or of the wrong type shows as "?" rather than failing.
 std::string formatStatus(const nlohmann::json& status);
 
