@@ -51,6 +51,8 @@ struct Conf {
   bool key_credential = false;  // keys from systemd credentials "tandem.authkey.N", not files
   std::string notify;           // the lines of [notify], or none
   std::string metrics;          // the lines of [metrics], or none
+  std::string route;            // the lines of [route], or none
+  std::string vs_route;         // the lines of [virtual_server.route], or none
 
   std::string text() const {
     std::string t = "[cluster]\nname = \"t\"\ngroup = \"" + group + "\"\nheartbeat_interval = \"" +
@@ -75,11 +77,13 @@ struct Conf {
     t += "[[virtual_server]]\nname = \"web\"\naddress = \"198.51.100.50:80\"\n";
     if (!fallback.empty()) t += "fallback = \"" + fallback + "\"\n";
     if (!check.empty()) t += "[virtual_server.check]\n" + check;
+    if (!vs_route.empty()) t += "[virtual_server.route]\n" + vs_route;
     for (const auto& r : real_servers) {
       t += "[[virtual_server.real_server]]\naddress = \"" + r + "\"\n";
     }
     if (!sync.empty()) t += "[sync]\n" + sync;
     if (!metrics.empty()) t += "[metrics]\n" + metrics;
+    if (!route.empty()) t += "[route]\n" + route;
     t += "[control]\ngroup = \"" + control_group + "\"\n[daemon]\nlog_level = \"" + log_level +
          "\"\n";
     if (!notify.empty()) t += "[notify]\n" + notify;

@@ -1227,6 +1227,62 @@ TEST_F(Cluster, TheMetricsFollowAFailoverAndARealServerFromWhatTheDirectorsHold)
   EXPECT_GT(sampleOf(after, "tandem_check_failures_total{type=\"tcp\"}").value_or(0), 1);
 }
 
+// Route health injection (issue 17): the route's series on each director follow what its
+// route subsystem holds: the ACTIVE's route, a repair, a withdrawal when the service fails.
+TEST_F(Cluster, TheRouteSeriesFollowTheActiveARepairAndAWithdrawal) {
+  conf_.metrics = "enabled = true\n";
+  conf_.route = "table = 100\n";
+  conf_.vs_route = "min_healthy = 1\n";
+  conf_.check = "type = \"tcp\"\ninterval = \"1s\"\ntimeout = \"500ms\"\nrise = 2\nfall = 2\n";
+  const Endpoint rs1 = *Endpoint::parse("203.0.113.11:80", false);
+  auto& servers = world_.checks().servers;
+  servers[rs1] = fakes::Server::kAlive;
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  run(3s);
+  const std::string route = "{vs=\"web\",route=\"198.51.100.50/32\"}";
+  const std::string a = platforms_["a"]->scrape().value_or("");
+  const std::string b = platforms_["b"]->scrape().value_or("");
+  EXPECT_TRUE(platforms_["a"]->routes().has("198.51.100.50/32"));
+  EXPECT_EQ(sampleOf(a, "tandem_route_held" + route), 1) << a;
+  EXPECT_EQ(sampleOf(b, "tandem_route_held" + route), 0) << b;
+  for (const std::string* s : {&a, &b}) {
+    EXPECT_EQ(sampleOf(*s, "tandem_route_error" + route), 0);
+    EXPECT_EQ(sampleOf(*s, "tandem_route_withdrawals_total" + route), 0);
+    EXPECT_EQ(sampleOf(*s, "tandem_route_absorbed_flaps_total" + route), 0);
+    EXPECT_EQ(sampleOf(*s, "tandem_route_repairs_total" + route), 0);
+  }
+
+  // Deleted behind tandem's back: the reconcile puts it back, and counts it.
+  platforms_["a"]->routes().drop("198.51.100.50/32");
+  run(6s);
+  EXPECT_TRUE(platforms_["a"]->routes().has("198.51.100.50/32"));
+  std::string now = platforms_["a"]->scrape().value_or("");
+  EXPECT_EQ(sampleOf(now, "tandem_route_repairs_total" + route), 1) << now;
+  EXPECT_EQ(sampleOf(now, "tandem_route_held" + route), 1);
+
+  // The only real server stops: the route is withdrawn, once.
+  servers[rs1] = fakes::Server::kHung;
+  ASSERT_TRUE(runUntil(5s, [&] {
+    return sampleOf(platforms_["a"]->scrape().value_or(""), "tandem_route_held" + route) == 0;
+  }));
+  now = platforms_["a"]->scrape().value_or("");
+  EXPECT_FALSE(platforms_["a"]->routes().has("198.51.100.50/32"));
+  EXPECT_EQ(sampleOf(now, "tandem_route_withdrawals_total" + route), 1) << now;
+  EXPECT_EQ(sampleOf(now, "tandem_route_repairs_total" + route), 1);
+}
+
+TEST_F(Cluster, AScrapeWithoutARoutedServiceHasNoRouteSeries) {
+  conf_.metrics = "enabled = true\n";
+  build(kPair);
+  startAll();
+  ASSERT_TRUE(runUntil(3s, [&] { return role("a") == Role::kActive; }));
+  const std::string a = platforms_["a"]->scrape().value_or("");
+  EXPECT_NE(a.find("tandem_vip_held"), std::string::npos);
+  EXPECT_EQ(a.find("tandem_route_"), std::string::npos) << a;
+}
+
 TEST_F(Cluster, AMetricsAddressThatCannotBeHadStopsTheStartOrTheReloadAndKeepsTheOld) {
   conf_.metrics = "enabled = true\n";
   build(kPair);
