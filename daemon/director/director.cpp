@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "config/config_loader.h"
-#include "director/route_metrics.h"
 #include "director/subsystem_registry.h"
 
 namespace tandem::director {
@@ -293,11 +292,6 @@ std::string Director::scrape(metrics::Format format) {
   metrics::Exposition out(format, last_scrape_size_ + last_scrape_size_ / 8);
   writeMetrics(out);
   for (resources::Subsystem* s : parts()) s->writeMetrics(out);
-  // The routes' series come from the route subsystem's status, by the glue in route_metrics.h.
-  if (resources::Subsystem* routes = subsystem("routes")) {
-    const nlohmann::json part = routes->status();
-    if (part.is_object()) writeRouteMetrics(out, part.value("routes", nlohmann::json()));
-  }
   last_scrape_size_ = out.size();
   return out.finish();
 }

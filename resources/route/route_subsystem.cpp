@@ -63,6 +63,7 @@ void RouteSubsystem::configure(const config::Config& next, const config::Config*
     if (old != services_.end()) {
       s.policy = old->policy;
       s.decision = old->decision;
+      s.repairs = old->repairs;
       for (const Endpoint& e : old->down) {
         if (std::find(s.real_servers.begin(), s.real_servers.end(), e) != s.real_servers.end()) {
           s.down.insert(e);
@@ -75,25 +76,7 @@ void RouteSubsystem::configure(const config::Config& next, const config::Config*
   services_ = std::move(next_services);
   ifindex_ = 0;
   interface_error_.reset();
-  if (!services_.empty() && !routes_.interface.empty() && ensureTable()) {
-    // An owned interface is tandemd's own tun device: the kernel deletes it, and the routes
-    // through it, when tandemd ends, even killed by -9, and the routing daemon withdraws them.
-    auto index = routes_.own_interface ? table_->ownInterface(routes_.interface)
-                                       : table_->interfaceIndex(routes_.interface);
-    if (index) {
-      ifindex_ = *index;
-    } else {
-      interface_error_ = index.error().message;
-      const std::string action =
-          routes_.own_interface
-              ? "delete the interface of that name or name another one in [route] interface, "
-                "and reload"
-              : "create it (ip link add " + routes_.interface + " type dummy) and reload";
-      log(LogLevel::kError, "route interface unusable interface=" + routes_.interface +
-                                " error=\"" + index.error().message + "\" action=\"" + action +
-                                "; no route is held meanwhile\"");
-    }
-  }
+  resolveInterface();
   for (const rtnl::RouteRequest& req : was_held) {
     auto same = std::find_if(services_.begin(), services_.end(),
                              [&](const Service& s) { return sameRequest(request(s), req); });
@@ -114,6 +97,36 @@ void RouteSubsystem::configure(const config::Config& next, const config::Config*
       reconcile_timer_->arm(kReconcileInterval);
     }
   }
+}
+
+void RouteSubsystem::resolveInterface() {
+  if (services_.empty() || routes_.interface.empty() || !ensureTable()) return;
+  // An owned interface is tandemd's own tun device: the kernel deletes it, and the routes
+  // through it, when tandemd ends, even killed by -9, and the routing daemon withdraws them.
+  // Deleted behind tandem's back, it is created again.
+  auto index = routes_.own_interface ? table_->ownInterface(routes_.interface)
+                                     : table_->interfaceIndex(routes_.interface);
+  if (index) {
+    if (interface_error_) {
+      log(LogLevel::kNotice, "route interface usable again interface=" + routes_.interface);
+    }
+    ifindex_ = *index;
+    interface_error_.reset();
+    return;
+  }
+  ifindex_ = 0;
+  if (interface_error_ == index.error().message) return;  // said once per cause
+  interface_error_ = index.error().message;
+  const std::string action =
+      routes_.own_interface
+          ? "delete the interface of that name or name another one in [route] interface, and "
+            "reload"
+          : "create it (ip link add " + routes_.interface +
+                " type dummy); it is looked for again "
+                "every few seconds";
+  log(LogLevel::kError, "route interface unusable interface=" + routes_.interface + " error=\"" +
+                            index.error().message + "\" action=\"" + action +
+                            "; no route is held meanwhile\"");
 }
 
 Result<void> RouteSubsystem::start() {
@@ -258,6 +271,10 @@ void RouteSubsystem::apply(Service& s, bool want) {
 void RouteSubsystem::reconcile() {
   // Before the first role nothing is decided: what is in place stays until then.
   if (services_.empty() || role_ == Role::kInit || stopping_ || !ensureTable()) return;
+  // The interface may have come, gone, or come back with another index.
+  const bool could_hold = !interface_error_;
+  resolveInterface();
+  if (could_hold != !interface_error_) decideAll();
   auto present = table_->routes(routes_.table, static_cast<uint8_t>(routes_.protocol));
   if (!present) {
     log(LogLevel::kError,
@@ -307,6 +324,44 @@ void RouteSubsystem::shutdown() {
     s.decision.hold = false;
     s.decision.reason = "tandemd stops";
     apply(s, false);
+  }
+}
+
+void RouteSubsystem::writeMetrics(metrics::Exposition& out) const {
+  using metrics::Type;
+  if (services_.empty()) return;
+  std::vector<std::string> labels;
+  for (const Service& s : services_) {
+    labels.push_back(metrics::labelSet({{"vs", s.name}, {"route", s.prefix.toString()}}));
+  }
+  out.family("tandem_route_held", Type::kGauge,
+             "1 while this director holds the service's host route in the kernel");
+  for (size_t i = 0; i < services_.size(); ++i) {
+    out.sample(labels[i], services_[i].held ? 1.0 : 0.0);
+  }
+  // An unusable route interface keeps every route out, whatever each service's health says.
+  out.family("tandem_route_error", Type::kGauge,
+             "1 while the route cannot be written as decided (its last change failed, or the "
+             "route interface is unusable)");
+  for (size_t i = 0; i < services_.size(); ++i) {
+    out.sample(labels[i], interface_error_ || services_[i].error ? 1.0 : 0.0);
+  }
+  const struct {
+    const char* name;
+    const char* help;
+    uint64_t (*value)(const Service&);
+  } counters[] = {
+      {"tandem_route_withdrawals", "Withdrawals of the route because the service was unhealthy",
+       [](const Service& s) { return s.policy.withdrawals(); }},
+      {"tandem_route_absorbed_flaps",
+       "Failures of the service absorbed by the hold-down, no withdrawal each",
+       [](const Service& s) { return s.policy.absorbedFlaps(); }},
+      {"tandem_route_repairs", "Times the route was put back after a removal behind tandem's back",
+       [](const Service& s) { return s.repairs; }},
+  };
+  for (const auto& c : counters) {
+    out.family(c.name, Type::kCounter, c.help);
+    for (size_t i = 0; i < services_.size(); ++i) out.sample(labels[i], c.value(services_[i]));
   }
 }
 

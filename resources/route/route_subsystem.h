@@ -51,6 +51,8 @@ class RouteSubsystem final : public Subsystem {
   void onRole(election::Role role) override;
   void onRoleChange(const election::RoleChange& change) override;
   nlohmann::json status() const override;
+  // conf/metrics.md, "Routes": per routed service, held, error, and its counters.
+  void writeMetrics(metrics::Exposition& out) const override;
   void shutdown() override;
 
   // A real server's health changed (the health subsystem's verdicts, as IPVS gets them).
@@ -81,6 +83,8 @@ class RouteSubsystem final : public Subsystem {
   // service wants (orphans of a restart or of a reload that dropped a route).
   void reconcile();
   bool ensureTable();
+  // Looks up (or, owned, creates) [route] interface: ifindex_, or interface_error_ said once.
+  void resolveInterface();
   void log(LogLevel level, const std::string& line) const;
 
   RouteDeps deps_;

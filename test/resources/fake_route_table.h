@@ -30,6 +30,12 @@ class FakeRouteTable final : public resources::route::RouteTable {
   }
   const std::vector<resources::rtnl::RouteEntry>& entries() const { return routes_; }
   bool owns(const std::string& name) const { return owned_.count(name) != 0; }
+  // `ip link del NAME`: the device and every route through it go.
+  void deleteInterface(const std::string& name) {
+    const uint32_t index = links_[name];
+    std::erase_if(routes_, [&](const auto& e) { return e.ifindex == index; });
+    links_.erase(name);
+  }
   // The process that owns devices ends: the kernel deletes them and every route through them.
   void ownerExits() {
     for (const std::string& name : owned_) {
@@ -52,8 +58,8 @@ class FakeRouteTable final : public resources::route::RouteTable {
     return it->second;
   }
   Result<uint32_t> ownInterface(const std::string& name) override {
-    if (owned_.count(name)) return links_[name];
-    if (links_.count(name)) {
+    if (owned_.count(name) && links_.count(name)) return links_[name];
+    if (links_.count(name) && !owned_.count(name)) {
       return fail(ErrorCode::kAlreadyExists,
                   "interface " + name + " exists already and is not tandemd's own device");
     }

@@ -196,7 +196,31 @@ TEST_F(RouteSubsystemTest, AMissingInterfaceHoldsNothingAndNamesTheFix) {
   s->onRole(Role::kActive);
   EXPECT_TRUE(kernel_.entries().empty());
   EXPECT_EQ(s->status()["routes"]["error"], "interface nosuch0 does not exist");
-  EXPECT_TRUE(logged("action=\"create it (ip link add nosuch0 type dummy) and reload"));
+  EXPECT_TRUE(
+      logged("action=\"create it (ip link add nosuch0 type dummy); it is looked for "
+             "again every few seconds"));
+  // Created later: the reconcile finds it and the route is held, without a reload.
+  kernel_.addInterface("nosuch0", 9);
+  sim_.advance(RouteSubsystem::kReconcileInterval);
+  ASSERT_EQ(kernel_.entries().size(), 1u);
+  EXPECT_EQ(kernel_.entries()[0].ifindex, 9u);
+  EXPECT_FALSE(s->status()["routes"].contains("error"));
+  EXPECT_TRUE(logged("route interface usable again interface=nosuch0"));
+}
+
+TEST_F(RouteSubsystemTest, AnOwnedInterfaceDeletedBehindItsBackIsCreatedAgainWithItsRoute) {
+  cfg_.routes.interface = "rhi0";
+  cfg_.routes.own_interface = true;
+  auto s = make();
+  s->onRole(Role::kActive);
+  const uint32_t first = *kernel_.interfaceIndex("rhi0");
+  kernel_.deleteInterface("rhi0");
+  ASSERT_TRUE(kernel_.entries().empty());
+  sim_.advance(RouteSubsystem::kReconcileInterval);
+  ASSERT_EQ(kernel_.entries().size(), 1u);
+  EXPECT_NE(kernel_.entries()[0].ifindex, first);
+  EXPECT_EQ(kernel_.entries()[0].ifindex, *kernel_.interfaceIndex("rhi0"));
+  EXPECT_EQ(s->status()["routes"]["services"][0]["repairs"], 1);
 }
 
 TEST_F(RouteSubsystemTest, AnOwnedInterfaceIsCreatedByTandemdAndItsRoutesDieWithIt) {
@@ -222,6 +246,70 @@ TEST_F(RouteSubsystemTest, AnOwnedInterfaceNeverTakesOverAnExistingOneOfThatName
   EXPECT_EQ(s->status()["routes"]["error"],
             "interface tandem0 exists already and is not tandemd's own device");
   EXPECT_TRUE(logged("action=\"delete the interface of that name or name another one"));
+}
+
+std::string scrapeOf(const RouteSubsystem& s,
+                     metrics::Format format = metrics::Format::kOpenMetrics) {
+  metrics::Exposition out(format);
+  s.writeMetrics(out);
+  return out.finish();
+}
+
+TEST_F(RouteSubsystemTest, TheMetricsSayHeldErrorWithdrawalsFlapsAndRepairsPerService) {
+  cfg_.routes.hold_down = 10s;
+  auto s = make();
+  s->onRole(Role::kActive);
+  kernel_.drop(kRoute);
+  sim_.advance(RouteSubsystem::kReconcileInterval);  // a repair
+  s->setHealth("web", kRs1, false);
+  s->setHealth("web", kRs2, false);  // a withdrawal
+  s->setHealth("web", kRs1, true);
+  s->setHealth("web", kRs1, false);  // a flap absorbed by the hold-down
+  EXPECT_EQ(scrapeOf(*s),
+            "# HELP tandem_route_held 1 while this director holds the service's host route in "
+            "the kernel\n"
+            "# TYPE tandem_route_held gauge\n"
+            "tandem_route_held{vs=\"web\",route=\"198.51.100.80/32\"} 0\n"
+            "# HELP tandem_route_error 1 while the route cannot be written as decided (its last "
+            "change failed, or the route interface is unusable)\n"
+            "# TYPE tandem_route_error gauge\n"
+            "tandem_route_error{vs=\"web\",route=\"198.51.100.80/32\"} 0\n"
+            "# HELP tandem_route_withdrawals Withdrawals of the route because the service was "
+            "unhealthy\n"
+            "# TYPE tandem_route_withdrawals counter\n"
+            "tandem_route_withdrawals_total{vs=\"web\",route=\"198.51.100.80/32\"} 1\n"
+            "# HELP tandem_route_absorbed_flaps Failures of the service absorbed by the "
+            "hold-down, no withdrawal each\n"
+            "# TYPE tandem_route_absorbed_flaps counter\n"
+            "tandem_route_absorbed_flaps_total{vs=\"web\",route=\"198.51.100.80/32\"} 1\n"
+            "# HELP tandem_route_repairs Times the route was put back after a removal behind "
+            "tandem's back\n"
+            "# TYPE tandem_route_repairs counter\n"
+            "tandem_route_repairs_total{vs=\"web\",route=\"198.51.100.80/32\"} 1\n"
+            "# EOF\n");
+  // The counters survive a reload that keeps the service.
+  config::Config next = cfg_;
+  next.routes.metric = 30;
+  reload(*s, next);
+  EXPECT_NE(
+      scrapeOf(*s).find("tandem_route_repairs_total{vs=\"web\",route=\"198.51.100.80/32\"} 1\n"),
+      std::string::npos);
+  // Prometheus text names the counter's family with _total.
+  EXPECT_NE(scrapeOf(*s, metrics::Format::kPrometheusText)
+                .find("# TYPE tandem_route_repairs_total counter\n"),
+            std::string::npos);
+}
+
+TEST_F(RouteSubsystemTest, AnUnusableInterfaceIsAnErrorOfEveryRouteAndNoServiceNoSeries) {
+  cfg_.routes.interface = "nosuch0";
+  auto s = make();
+  s->onRole(Role::kActive);
+  EXPECT_NE(scrapeOf(*s).find("tandem_route_error{vs=\"web\",route=\"198.51.100.80/32\"} 1\n"),
+            std::string::npos)
+      << scrapeOf(*s);
+  cfg_.virtual_servers[0].route.reset();
+  auto none = make();
+  EXPECT_EQ(scrapeOf(*none), "# EOF\n");
 }
 
 TEST_F(RouteSubsystemTest, AFailedAddIsRetriedByTheReconcile) {
