@@ -32,27 +32,43 @@ Result<std::unique_ptr<NetlinkRouteTable>> NetlinkRouteTable::open(loop::Dispatc
 NetlinkRouteTable::NetlinkRouteTable(std::unique_ptr<netlink::RtnlChannel> channel)
     : channel_(std::move(channel)) {}
 
-NetlinkRouteTable::~NetlinkRouteTable() {
-  for (auto& [name, fd] : owned_) ::close(fd);
+NetlinkRouteTable::~NetlinkRouteTable() { releaseOwnedInterface(); }
+
+void NetlinkRouteTable::releaseOwnedInterface() {
+  if (owned_fd_ < 0) return;
+  ::close(owned_fd_);  // the kernel deletes the device, and every route through it
+  owned_fd_ = -1;
+  owned_name_.clear();
 }
 
 Result<uint32_t> NetlinkRouteTable::ownInterface(const std::string& name) {
-  if (auto it = owned_.find(name); it != owned_.end()) {
+  if (owned_fd_ >= 0 && owned_name_ == name) {
     auto index = interfaceIndex(name);
-    if (index) return index;
+    // A lookup that failed for another reason (a netlink error) changes nothing: closing the
+    // descriptor would delete the device and its routes.
+    if (!index && index.error().code != ErrorCode::kNotFound) return fail(index.error());
+    if (index) {
+      // Up, in case setting it up failed last time (the kernel refuses routes through a down
+      // device); a no-op when it is.
+      const uint32_t seq = channel_->nextSeq();
+      auto up = channel_->acked(rtnl::encodeSetLinkUp(*index, seq), seq, "set " + name + " up");
+      if (!up) return fail(up.error());
+      return index;
+    }
     // Deleted behind tandem's back (ip link del): let it go and create it again.
-    ::close(it->second);
-    owned_.erase(it);
   }
+  releaseOwnedInterface();  // one device at most: another name's goes
   if (name.empty() || name.size() >= IFNAMSIZ) {
     return fail(ErrorCode::kInvalidArgument, "interface name \"" + name + "\" is not 1 to " +
                                                  std::to_string(IFNAMSIZ - 1) + " characters");
   }
-  // TUNSETIFF on a name that exists would attach to that device if it were a persistent tun
-  // of ours: refuse any existing interface, so tandem never adopts one it did not create.
-  if (interfaceIndex(name)) {
+  // TUNSETIFF on a name that exists would attach to that device if it were a persistent tun:
+  // any existing interface is refused, so tandem never adopts one it did not create.
+  if (auto existing = interfaceIndex(name); existing) {
     return fail(ErrorCode::kAlreadyExists,
                 "interface " + name + " exists already and is not tandemd's own device");
+  } else if (existing.error().code != ErrorCode::kNotFound) {
+    return fail(existing.error());
   }
   const int fd = ::open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
@@ -67,13 +83,20 @@ Result<uint32_t> NetlinkRouteTable::ownInterface(const std::string& name) {
     return fail(e == EBUSY || e == EEXIST ? ErrorCode::kAlreadyExists : ErrorCode::kIo,
                 "cannot create the tun device " + name + ": " + std::strerror(e));
   }
-  owned_[name] = fd;
+  owned_fd_ = fd;
+  owned_name_ = name;
   auto index = interfaceIndex(name);
-  if (!index) return fail(index.error());
-  const uint32_t seq = channel_->nextSeq();
-  auto up = channel_->acked(rtnl::encodeSetLinkUp(*index, seq), seq, "set " + name + " up");
-  if (!up) return fail(up.error());
-  return index;
+  Error error;
+  if (index) {
+    const uint32_t seq = channel_->nextSeq();
+    auto up = channel_->acked(rtnl::encodeSetLinkUp(*index, seq), seq, "set " + name + " up");
+    if (up) return index;
+    error = up.error();
+  } else {
+    error = index.error();
+  }
+  releaseOwnedInterface();  // half made: gone, and made whole at the next try
+  return fail(error);
 }
 
 Result<uint32_t> NetlinkRouteTable::interfaceIndex(const std::string& name) {

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 
@@ -23,6 +22,7 @@ class NetlinkRouteTable final : public RouteTable {
   // A tun device (IFF_TUN, not persistent): the kernel removes it when its last descriptor, held
   // here, closes. Nothing reads it: it carries routes, not packets.
   Result<uint32_t> ownInterface(const std::string& name) override;
+  void releaseOwnedInterface() override;
   Result<std::vector<rtnl::RouteEntry>> routes(uint32_t table, uint8_t protocol) override;
   Result<void> add(const rtnl::RouteRequest& req) override;
   Result<void> remove(const rtnl::RouteRequest& req) override;
@@ -31,7 +31,8 @@ class NetlinkRouteTable final : public RouteTable {
   Result<void> change(bool add, const rtnl::RouteRequest& req);
 
   std::unique_ptr<netlink::RtnlChannel> channel_;
-  std::map<std::string, int> owned_;  // interface name -> its tun descriptor
+  std::string owned_name_;  // the tun device this table holds, if owned_fd_ >= 0
+  int owned_fd_ = -1;
 };
 
 }  // namespace tandem::resources::route

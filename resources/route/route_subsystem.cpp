@@ -1,5 +1,7 @@
 #include "route/route_subsystem.h"
 
+#include <linux/rtnetlink.h>
+
 #include <algorithm>
 
 namespace tandem::resources::route {
@@ -77,6 +79,10 @@ void RouteSubsystem::configure(const config::Config& next, const config::Config*
   ifindex_ = 0;
   interface_error_.reset();
   resolveInterface();
+  // A device of tandemd's own that the config no longer asks for goes, with its routes.
+  if (table_ && (!routes_.own_interface || routes_.interface.empty() || services_.empty())) {
+    table_->releaseOwnedInterface();
+  }
   for (const rtnl::RouteRequest& req : was_held) {
     auto same = std::find_if(services_.begin(), services_.end(),
                              [&](const Service& s) { return sameRequest(request(s), req); });
@@ -170,14 +176,24 @@ rtnl::RouteRequest RouteSubsystem::request(const Service& s) const {
                             metric_, ifindex_};
 }
 
+namespace {
+// A role the node stays in, not one it passes through on the way: a restarted ACTIVE resumes
+// through TAKING_OVER, and must not drop its routes there only to put them back at ACTIVE.
+bool settled(Role role) {
+  return role != Role::kInit && role != Role::kFencing && role != Role::kTakingOver &&
+         role != Role::kReleasing;
+}
+}  // namespace
+
 void RouteSubsystem::onRole(Role role) {
-  const bool first = role_ == Role::kInit && role != Role::kInit;
   role_ = role;
   releasing_ = false;
   if (!started_) return;
-  // The first role after a start decides what a previous tandemd left: adopted if entitled,
-  // withdrawn if not.
-  if (first) {
+  // The first settled role after a start decides what a previous tandemd left: adopted if
+  // entitled, withdrawn if not. Nothing is written before it.
+  if (!decided_) {
+    if (!settled(role)) return;
+    decided_ = true;
     decideAll();
     reconcile();
     return;
@@ -217,9 +233,11 @@ void RouteSubsystem::decideAll() {
     h.min_healthy = static_cast<size_t>(s.min_healthy);
     RouteDecision d = s.policy.decide(now, ent, h);
     if (d.recheck && (!next_check || *d.recheck < *next_check)) next_check = d.recheck;
-    if (d.hold && interface_error_) {
+    // Without the interface it names, a route would be a blackhole: none is held then.
+    if (d.hold && (interface_error_ || (!routes_.interface.empty() && ifindex_ == 0))) {
       d.hold = false;
-      d.reason = "no route can be held: " + *interface_error_;
+      d.reason = "no route can be held: " +
+                 interface_error_.value_or("interface " + routes_.interface + " not found yet");
     }
     if (d.hold != s.decision.hold || d.reason != s.decision.reason) {
       log(LogLevel::kInfo, "route decision service=" + s.name + " route=" + s.prefix.toString() +
@@ -237,6 +255,7 @@ void RouteSubsystem::decideAll() {
 
 void RouteSubsystem::evaluate() {
   decideAll();
+  if (!decided_ && !stopping_) return;  // what a previous tandemd left waits for a settled role
   for (Service& s : services_) apply(s, s.decision.hold);
 }
 
@@ -270,11 +289,12 @@ void RouteSubsystem::apply(Service& s, bool want) {
 
 void RouteSubsystem::reconcile() {
   // Before the first role nothing is decided: what is in place stays until then.
-  if (services_.empty() || role_ == Role::kInit || stopping_ || !ensureTable()) return;
+  if (services_.empty() || !decided_ || stopping_ || !ensureTable()) return;
   // The interface may have come, gone, or come back with another index.
   const bool could_hold = !interface_error_;
+  const uint32_t was_index = ifindex_;
   resolveInterface();
-  if (could_hold != !interface_error_) decideAll();
+  if (could_hold != !interface_error_ || was_index != ifindex_) decideAll();
   auto present = table_->routes(routes_.table, static_cast<uint8_t>(routes_.protocol));
   if (!present) {
     log(LogLevel::kError,
@@ -287,8 +307,10 @@ void RouteSubsystem::reconcile() {
     // The kernel gives an IPv6 route without a metric its default, 1024.
     const uint32_t metric =
         metric_ == 0 && s.prefix.address.family == Family::kInet6 ? kIpv6DefaultMetric : metric_;
+    // A blackhole is known by its type: the kernel puts an IPv6 one on lo (index 1), not 0.
     auto it = std::find_if(present->begin(), present->end(), [&](const rtnl::RouteEntry& e) {
-      return e.prefix == s.prefix && e.metric == metric && e.ifindex == ifindex_;
+      return e.prefix == s.prefix && e.metric == metric &&
+             (ifindex_ == 0 ? e.type == RTN_BLACKHOLE : e.ifindex == ifindex_);
     });
     const bool there = it != present->end();
     if (want && !there && s.held) {
@@ -305,8 +327,11 @@ void RouteSubsystem::reconcile() {
     apply(s, want);
     if (there) present->erase(it);
   }
-  // tandem's protocol in tandem's table, but no service's current route: an orphan.
+  // tandem's protocol in tandem's table, but no service's current route: an orphan. Only host
+  // routes, the only kind tandem makes: a shorter prefix is no orphan of tandem's, whatever its
+  // protocol number says.
   for (const rtnl::RouteEntry& e : *present) {
+    if (e.prefix.length != e.prefix.address.maxPrefix()) continue;
     rtnl::RouteRequest req{e.prefix, routes_.table, static_cast<uint8_t>(routes_.protocol),
                            e.metric, e.ifindex};
     auto r = table_->remove(req);

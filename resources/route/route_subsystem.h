@@ -101,6 +101,7 @@ class RouteSubsystem final : public Subsystem {
   bool releasing_ = false;  // between the start of a release and the role it reaches
   bool stopping_ = false;
   bool started_ = false;
+  bool decided_ = false;  // a settled role has decided what a previous tandemd left
 };
 
 }  // namespace tandem::resources::route

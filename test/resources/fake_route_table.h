@@ -63,9 +63,11 @@ class FakeRouteTable final : public resources::route::RouteTable {
       return fail(ErrorCode::kAlreadyExists,
                   "interface " + name + " exists already and is not tandemd's own device");
     }
+    ownerExits();  // one device at most
     owned_.insert(name);
     return links_[name] = next_index_++;
   }
+  void releaseOwnedInterface() override { ownerExits(); }
   Result<std::vector<resources::rtnl::RouteEntry>> routes(uint32_t table,
                                                           uint8_t protocol) override {
     ++dumps;
@@ -101,7 +103,8 @@ class FakeRouteTable final : public resources::route::RouteTable {
     e.table = req.table;
     e.protocol = req.protocol;
     e.metric = req.metric == 0 && req.prefix.address.family == Family::kInet6 ? 1024 : req.metric;
-    e.ifindex = req.ifindex;
+    // The kernel puts an IPv6 blackhole on lo (index 1); an IPv4 one has no interface.
+    e.ifindex = req.ifindex == 0 && req.prefix.address.family == Family::kInet6 ? 1 : req.ifindex;
     e.type = req.ifindex == 0 ? 6 : 1;  // RTN_BLACKHOLE, RTN_UNICAST
     return e;
   }
@@ -125,6 +128,7 @@ class RouteTableView final : public resources::route::RouteTable {
   explicit RouteTableView(FakeRouteTable& kernel) : k_(kernel) {}
   Result<uint32_t> interfaceIndex(const std::string& n) override { return k_.interfaceIndex(n); }
   Result<uint32_t> ownInterface(const std::string& n) override { return k_.ownInterface(n); }
+  void releaseOwnedInterface() override { k_.releaseOwnedInterface(); }
   Result<std::vector<resources::rtnl::RouteEntry>> routes(uint32_t t, uint8_t p) override {
     return k_.routes(t, p);
   }

@@ -125,6 +125,27 @@ TEST_F(RouteKernelTest, AnOwnedInterfaceIsUpAndItsRoutesGoWhenItsOwnerEnds) {
   EXPECT_EQ(sh("ip -o link show rhi0 2>&1"), "Device \"rhi0\" does not exist.\n");
 }
 
+TEST_F(RouteKernelTest, OwningAnotherNameDeletesTheFirstDeviceAndReleaseDeletesTheLast) {
+  ASSERT_TRUE(table_->ownInterface("rhi0"));
+  ASSERT_TRUE(table_->ownInterface("rhi1"));
+  EXPECT_EQ(sh("ip -o link show rhi0 2>&1"), "Device \"rhi0\" does not exist.\n");
+  EXPECT_NE(sh("ip -o link show rhi1"), "");
+  table_->releaseOwnedInterface();
+  EXPECT_EQ(sh("ip -o link show rhi1 2>&1"), "Device \"rhi1\" does not exist.\n");
+}
+
+// The kernel hangs an IPv6 blackhole on lo: it is listed with its type, blackhole.
+TEST_F(RouteKernelTest, AnIpv6BlackholeIsListedAsABlackholeOnLo) {
+  rtnl::RouteRequest hole6{*IpPrefix::parse("2001:db8:5::81/128"), 100, 201, 0, 0};
+  ASSERT_TRUE(table_->add(hole6));
+  auto listed = table_->routes(100, 201);
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].type, RTN_BLACKHOLE);
+  EXPECT_EQ((*listed)[0].ifindex, 1u);
+  EXPECT_TRUE(table_->remove(hole6));
+}
+
 TEST_F(RouteKernelTest, AnInterfaceItDidNotCreateIsNeverOwned) {
   auto r = table_->ownInterface("rt0");
   ASSERT_FALSE(r);

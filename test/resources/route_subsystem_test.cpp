@@ -80,7 +80,7 @@ TEST_F(RouteSubsystemTest, ActiveBackupHoldsTheRouteOnlyWhileActiveAndDropsItFir
   const rtnl::RouteEntry& e = kernel_.entries()[0];
   EXPECT_EQ(e.prefix.toString(), kRoute);
   EXPECT_EQ(e.table, 100u);
-  EXPECT_EQ(e.protocol, 190);
+  EXPECT_EQ(e.protocol, 201);
   EXPECT_EQ(e.metric, 20u);
   EXPECT_EQ(e.ifindex, 7u);
   // The release starts: the route goes before the VIPs do (they go when RELEASING is reached).
@@ -148,7 +148,7 @@ TEST_F(RouteSubsystemTest, ActiveActiveHoldsItInAnyServingRoleButStandbyAndFault
 }
 
 TEST_F(RouteSubsystemTest, ARestartedActiveAdoptsItsRouteWithoutAWrite) {
-  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse(kRoute), 100, 190, 20, 7});
+  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse(kRoute), 100, 201, 20, 7});
   auto s = make();
   sim_.advance(RouteSubsystem::kReconcileInterval * 2);  // no role yet: nothing decided
   EXPECT_TRUE(kernel_.has(kRoute));
@@ -160,9 +160,25 @@ TEST_F(RouteSubsystemTest, ARestartedActiveAdoptsItsRouteWithoutAWrite) {
   EXPECT_TRUE(s->status()["routes"]["services"][0]["held"]);
 }
 
+// A killed ACTIVE that comes back and resumes passes through TAKING_OVER, where it is not yet
+// entitled: its route stays untouched until ACTIVE adopts it.
+TEST_F(RouteSubsystemTest, ARestartedActiveResumingThroughTakingOverNeverDropsItsRoute) {
+  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse(kRoute), 100, 201, 20, 7});
+  auto s = make();
+  s->onRole(Role::kTakingOver);
+  s->setHealth("web", kRs1, true);  // a check result meanwhile decides nothing either
+  sim_.advance(RouteSubsystem::kReconcileInterval);
+  EXPECT_TRUE(kernel_.has(kRoute));
+  s->onRole(Role::kActive);
+  EXPECT_TRUE(kernel_.has(kRoute));
+  EXPECT_EQ(kernel_.removes, 0);
+  EXPECT_EQ(kernel_.adds, 0);
+  EXPECT_TRUE(logged("route adopted service=web"));
+}
+
 TEST_F(RouteSubsystemTest, ARestartedBackupWithdrawsWhatItLeftAndOrphansOfItsProtocolGo) {
-  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse(kRoute), 100, 190, 20, 7});
-  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse("198.51.100.99/32"), 100, 190, 20, 7});
+  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse(kRoute), 100, 201, 20, 7});
+  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse("198.51.100.99/32"), 100, 201, 20, 7});
   kernel_.put(rtnl::RouteRequest{*IpPrefix::parse("198.51.100.98/32"), 100, 12, 0, 7});  // BIRD's
   auto s = make();
   s->onRole(Role::kBackup);
@@ -170,6 +186,54 @@ TEST_F(RouteSubsystemTest, ARestartedBackupWithdrawsWhatItLeftAndOrphansOfItsPro
   EXPECT_FALSE(kernel_.has("198.51.100.99/32"));
   EXPECT_TRUE(kernel_.has("198.51.100.98/32"));  // another protocol's: not tandem's to touch
   EXPECT_TRUE(logged("route orphan withdrawn route=198.51.100.99/32"));
+}
+
+TEST_F(RouteSubsystemTest, OnlyHostRoutesAreEverSweptAsOrphans) {
+  kernel_.put(rtnl::RouteRequest{*IpPrefix::parse("198.51.100.0/24"), 100, 201, 0, 7});
+  auto s = make();
+  s->onRole(Role::kActive);
+  sim_.advance(RouteSubsystem::kReconcileInterval);
+  EXPECT_TRUE(kernel_.has("198.51.100.0/24"));
+  EXPECT_TRUE(kernel_.has(kRoute));
+}
+
+// The kernel puts an IPv6 blackhole on lo: read back with index 1, it is still the route
+// wanted, neither put back as missing nor swept as an orphan.
+TEST_F(RouteSubsystemTest, AnIpv6BlackholeIsHeldSteadilyThroughTheReconciles) {
+  cfg_.routes.interface.clear();
+  cfg_.routes.metric = 0;
+  cfg_.virtual_servers[0].address = *Endpoint::parse("[2001:db8::80]:80", false);
+  auto s = make();
+  s->onRole(Role::kActive);
+  ASSERT_TRUE(kernel_.has("2001:db8::80/128"));
+  ASSERT_EQ(kernel_.entries()[0].ifindex, 1u);
+  sim_.advance(RouteSubsystem::kReconcileInterval * 3);
+  EXPECT_TRUE(kernel_.has("2001:db8::80/128"));
+  EXPECT_EQ(kernel_.adds, 1);
+  EXPECT_EQ(kernel_.removes, 0);
+  EXPECT_EQ(s->status()["routes"]["services"][0]["repairs"], 0);
+}
+
+TEST_F(RouteSubsystemTest, AReloadToAnotherOwnedNameOrToNoneDeletesTheOldDevice) {
+  cfg_.routes.interface = "rhi0";
+  cfg_.routes.own_interface = true;
+  auto s = make();
+  s->onRole(Role::kActive);
+  ASSERT_TRUE(kernel_.owns("rhi0"));
+  config::Config next = cfg_;
+  next.routes.interface = "rhi1";
+  reload(*s, next);
+  EXPECT_FALSE(kernel_.owns("rhi0"));
+  EXPECT_FALSE(kernel_.interfaceIndex("rhi0"));
+  ASSERT_EQ(kernel_.entries().size(), 1u);
+  EXPECT_EQ(kernel_.entries()[0].ifindex, *kernel_.interfaceIndex("rhi1"));
+  next.routes.interface = "tandem0";
+  next.routes.own_interface = false;
+  reload(*s, next);
+  EXPECT_FALSE(kernel_.owns("rhi1"));
+  EXPECT_FALSE(kernel_.interfaceIndex("rhi1"));
+  ASSERT_EQ(kernel_.entries().size(), 1u);
+  EXPECT_EQ(kernel_.entries()[0].ifindex, 7u);
 }
 
 TEST_F(RouteSubsystemTest, AStopWithdrawsEveryRoute) {
