@@ -56,6 +56,41 @@ std::string checkTypeName(CheckType t) {
   return "?";
 }
 
+const char* routeProtocolOwner(int protocol) {
+  switch (protocol) {
+    case 8:
+      return "gated";
+    case 9:
+      return "router advertisements (ra)";
+    case 10:
+      return "mrt";
+    case 11:
+      return "zebra";
+    case 12:
+      return "BIRD";
+    case 13:
+      return "dnrouted";
+    case 14:
+      return "XORP";
+    case 15:
+      return "ntk";
+    case 16:
+      return "the DHCP client";
+    case 17:
+      return "mrouted";
+    case 18:
+      return "keepalived";
+    case 42:
+      return "babel";
+    case 99:
+      return "Open/R";
+    default:
+      break;
+  }
+  if (protocol >= 186 && protocol <= 198) return "FRR";  // bgp, isis, ospf, rip, ripng, ... srte
+  return nullptr;
+}
+
 std::optional<std::string> interfaceNameProblem(std::string_view name) {
   if (name.empty()) return "an interface name cannot be empty";
   if (name.size() > 15) {

@@ -231,7 +231,7 @@ inline constexpr uint32_t kMainTable = 254;
 struct Routes {
   RouteMode mode = RouteMode::kActiveBackup;
   uint32_t table = kMainTable;
-  int protocol = 190;          // rtm_protocol; 5 to 255 (0 to 4 are the kernel's)
+  int protocol = 201;  // rtm_protocol; 5 to 255, not another routing daemon's (routeProtocolOwner)
   std::string interface;       // the routes go through it; empty: blackhole routes (table not main)
   bool own_interface = false;  // tandemd creates `interface` (a tun device that dies with it)
   uint32_t metric = 0;  // 0: none (the kernel's default); a [[node]]'s route_metric overrides
@@ -298,6 +298,9 @@ std::string checkTypeName(CheckType t);
 // Why the kernel would refuse name as a network interface's (dev_valid_name: 1 to 15
 // characters, not "." or "..", no /, : or white space); nullopt for a name it takes.
 std::optional<std::string> interfaceNameProblem(std::string_view name);
+// The routing daemon whose routes carry this protocol number (the kernel's rtnetlink.h, and FRR's
+// zebra, which also sweeps its numbers' routes at start), or nullptr for a free number.
+const char* routeProtocolOwner(int protocol);
 
 struct Config {
   std::string source;  // the file it was read from

@@ -1159,7 +1159,16 @@ class Loader {
         routes.table = static_cast<uint32_t>(*v);
       }
     }
-    if (auto v = r.integer("protocol", 5, 255)) routes.protocol = static_cast<int>(*v);
+    if (auto v = r.integer("protocol", 5, 255)) {
+      if (const char* owner = routeProtocolOwner(static_cast<int>(*v))) {
+        r.badValue("protocol",
+                   std::to_string(*v) + " is " + owner +
+                       "'s: tandem would sweep that daemon's routes as orphans, and it tandem's",
+                   "use the default, 201, or another number no program on the director uses");
+      } else {
+        routes.protocol = static_cast<int>(*v);
+      }
+    }
     if (auto v = r.string("interface")) {
       if (auto why = interfaceNameProblem(*v)) {
         r.badValue("interface", *why, "name the interface as `ip link` shows it, e.g. \"tandem0\"");

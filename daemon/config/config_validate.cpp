@@ -92,12 +92,26 @@ class Validator {
   void checkRoutes(const Config& cfg) {
     const VirtualServer* first = nullptr;
     size_t first_index = 0;
+    std::map<std::string, size_t> routed;  // service address -> the virtual server routing it
     for (size_t i = 0; i < cfg.virtual_servers.size(); ++i) {
       const VirtualServer& vs = cfg.virtual_servers[i];
       if (!vs.route || !pos_.virtual_servers[i].ok) continue;
       if (first == nullptr) {
         first = &vs;
         first_index = i;
+      }
+      // One host route per address: two services deciding it would take it from each other.
+      if (vs.address) {
+        auto [it, fresh] = routed.emplace(vs.address->address.toString(), i);
+        if (!fresh) {
+          error(pos_.virtual_servers[i].route,
+                "virtual server " + vs.name + ": its address " + it->first +
+                    " is routed already by virtual server " + cfg.virtual_servers[it->second].name +
+                    " ([virtual_server.route] at line " +
+                    std::to_string(pos_.virtual_servers[it->second].route.line) +
+                    "); one host route stands for the address: keep [virtual_server.route] on "
+                    "one of its services");
+        }
       }
       const size_t reals = vs.real_servers.size();
       if (static_cast<size_t>(vs.route->min_healthy) > reals) {

@@ -464,7 +464,7 @@ hold_down = "30s"
   const Config& c = *r.config;
   EXPECT_EQ(c.routes.mode, RouteMode::kActiveActive);
   EXPECT_EQ(c.routes.table, 100u);
-  EXPECT_EQ(c.routes.protocol, 190);
+  EXPECT_EQ(c.routes.protocol, 201);
   EXPECT_EQ(c.routes.interface, "");
   EXPECT_FALSE(c.routes.own_interface);
   EXPECT_EQ(c.routes.metric, 0u);
@@ -498,6 +498,29 @@ TEST_F(ConfigLoaderTest, RouteMistakesAreRefusedWithTheirPlace) {
   ASSERT_FALSE(local.ok());
   EXPECT_NE(said(local).find("255 is the kernel's local table"), std::string::npos) << said(local);
   EXPECT_NE(said(local).find("route.protocol"), std::string::npos) << said(local);
+  // Another daemon's protocol number.
+  LoadResult frr = load(std::string(kMinimal) + kRouted + "[route]\ntable = 100\nprotocol = 190\n");
+  ASSERT_FALSE(frr.ok());
+  EXPECT_NE(said(frr).find("190 is FRR's: tandem would sweep that daemon's routes as orphans"),
+            std::string::npos)
+      << said(frr);
+  // Two routed services on one address.
+  LoadResult twice = load(std::string(kMinimal) + kRouted + R"(
+[[virtual_server]]
+name = "tls"
+address = "198.51.100.80:443"
+[virtual_server.route]
+[[virtual_server.real_server]]
+address = "203.0.113.11"
+[route]
+table = 100
+)");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(said(twice).find("\n20:1: virtual server tls: its address 198.51.100.80 is routed "
+                             "already by virtual server 198.51.100.80:80 ([virtual_server.route] "
+                             "at line 10)"),
+            std::string::npos)
+      << said(twice);
   // An owned interface needs a name.
   LoadResult owned =
       load(std::string(kMinimal) + kRouted + "[route]\ntable = 100\nown_interface = true\n");
