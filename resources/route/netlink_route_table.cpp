@@ -50,8 +50,7 @@ Result<uint32_t> NetlinkRouteTable::ownInterface(const std::string& name) {
     if (index) {
       // Up, in case setting it up failed last time (the kernel refuses routes through a down
       // device); a no-op when it is.
-      const uint32_t seq = channel_->nextSeq();
-      auto up = channel_->acked(rtnl::encodeSetLinkUp(*index, seq), seq, "set " + name + " up");
+      auto up = setUp(*index, name);
       if (!up) return fail(up.error());
       return index;
     }
@@ -88,8 +87,7 @@ Result<uint32_t> NetlinkRouteTable::ownInterface(const std::string& name) {
   auto index = interfaceIndex(name);
   Error error;
   if (index) {
-    const uint32_t seq = channel_->nextSeq();
-    auto up = channel_->acked(rtnl::encodeSetLinkUp(*index, seq), seq, "set " + name + " up");
+    auto up = setUp(*index, name);
     if (up) return index;
     error = up.error();
   } else {
@@ -97,6 +95,11 @@ Result<uint32_t> NetlinkRouteTable::ownInterface(const std::string& name) {
   }
   releaseOwnedInterface();  // half made: gone, and made whole at the next try
   return fail(error);
+}
+
+Result<void> NetlinkRouteTable::setUp(uint32_t index, const std::string& name) {
+  const uint32_t seq = channel_->nextSeq();
+  return channel_->acked(rtnl::encodeSetLinkUp(index, seq), seq, "set " + name + " up");
 }
 
 Result<uint32_t> NetlinkRouteTable::interfaceIndex(const std::string& name) {

@@ -29,6 +29,7 @@ class NetlinkRouteTable final : public RouteTable {
 
  private:
   Result<void> change(bool add, const rtnl::RouteRequest& req);
+  Result<void> setUp(uint32_t index, const std::string& name);
 
   std::unique_ptr<netlink::RtnlChannel> channel_;
   std::string owned_name_;  // the tun device this table holds, if owned_fd_ >= 0
