@@ -41,7 +41,7 @@ void RouteSubsystem::configure(const config::Config& next, const config::Config*
   (void)running;
   (void)diff;
   // The routes held now, as they were asked for: a reload that moves one (another table,
-  // protocol, metric or interface) or drops its service withdraws the old one first.
+  // protocol, metric or interface) or drops its service withdraws the old one.
   std::vector<rtnl::RouteRequest> was_held;
   for (const Service& s : services_) {
     if (s.held) was_held.push_back(request(s));
@@ -83,6 +83,12 @@ void RouteSubsystem::configure(const config::Config& next, const config::Config*
   if (table_ && (!routes_.own_interface || routes_.interface.empty() || services_.empty())) {
     table_->releaseOwnedInterface();
   }
+  // Make before break where the kernel allows it: a route moved to another table or metric is
+  // another route to the kernel, so the new one goes in (below) before the old one goes, and
+  // the routing daemon never sees the address unannounced. A new interface or protocol at the
+  // same table and metric is the same route to the kernel (a second add would be refused as
+  // already there): the old one goes first.
+  std::vector<rtnl::RouteRequest> withdraw_after;
   for (const rtnl::RouteRequest& req : was_held) {
     auto same = std::find_if(services_.begin(), services_.end(),
                              [&](const Service& s) { return sameRequest(request(s), req); });
@@ -90,19 +96,31 @@ void RouteSubsystem::configure(const config::Config& next, const config::Config*
       same->held = true;  // unchanged: kept without a write
       continue;
     }
-    if (!ensureTable()) continue;
-    auto r = table_->remove(req);
-    log(r || r.error().code == ErrorCode::kNotFound ? LogLevel::kNotice : LogLevel::kError,
-        "route withdrawn route=" + req.prefix.toString() + " table=" + std::to_string(req.table) +
-            " reason=\"the reload moved or dropped it\"" +
-            (r ? "" : " error=\"" + r.error().message + "\""));
+    auto moved = std::find_if(services_.begin(), services_.end(),
+                              [&](const Service& s) { return s.prefix == req.prefix; });
+    if (started_ && moved != services_.end() &&
+        (request(*moved).table != req.table || request(*moved).metric != req.metric)) {
+      withdraw_after.push_back(req);
+      continue;
+    }
+    withdrawMoved(req);
   }
   if (started_) {
     evaluate();
+    for (const rtnl::RouteRequest& req : withdraw_after) withdrawMoved(req);
     if (!services_.empty() && !reconcile_timer_->armed()) {
       reconcile_timer_->arm(kReconcileInterval);
     }
   }
+}
+
+void RouteSubsystem::withdrawMoved(const rtnl::RouteRequest& req) {
+  if (!ensureTable()) return;
+  auto r = table_->remove(req);
+  log(r || r.error().code == ErrorCode::kNotFound ? LogLevel::kNotice : LogLevel::kError,
+      "route withdrawn route=" + req.prefix.toString() + " table=" + std::to_string(req.table) +
+          " metric=" + std::to_string(req.metric) + " reason=\"the reload moved or dropped it\"" +
+          (r ? "" : " error=\"" + r.error().message + "\""));
 }
 
 void RouteSubsystem::resolveInterface() {

@@ -79,6 +79,8 @@ class RouteSubsystem final : public Subsystem {
   // decideAll, then writes what changed.
   void evaluate();
   void apply(Service& s, bool want);
+  // Removes a route a reload moved or dropped, and says so.
+  void withdrawMoved(const rtnl::RouteRequest& req);
   // Reads the table and repairs it: adds what is missing, removes tandem's routes that no
   // service wants (orphans of a restart or of a reload that dropped a route).
   void reconcile();

@@ -47,6 +47,8 @@ class FakeRouteTable final : public resources::route::RouteTable {
   }
 
   std::optional<Error> fail_add;  // the next add fails with this (once)
+  // Every write in order: "+" or "-", the prefix, " table T metric M".
+  std::vector<std::string> writes;
   int adds = 0;
   int removes = 0;
   int dumps = 0;
@@ -79,6 +81,7 @@ class FakeRouteTable final : public resources::route::RouteTable {
   }
   Result<void> add(const resources::rtnl::RouteRequest& req) override {
     ++adds;
+    writes.push_back("+" + describe(req));
     if (fail_add) {
       Error e = *fail_add;
       fail_add.reset();
@@ -90,6 +93,7 @@ class FakeRouteTable final : public resources::route::RouteTable {
   }
   Result<void> remove(const resources::rtnl::RouteRequest& req) override {
     ++removes;
+    writes.push_back("-" + describe(req));
     auto it = find(req);
     if (it == routes_.end()) return fail(ErrorCode::kNotFound, "No such process");
     routes_.erase(it);
@@ -97,6 +101,10 @@ class FakeRouteTable final : public resources::route::RouteTable {
   }
 
  private:
+  static std::string describe(const resources::rtnl::RouteRequest& req) {
+    return req.prefix.toString() + " table " + std::to_string(req.table) + " metric " +
+           std::to_string(req.metric);
+  }
   static resources::rtnl::RouteEntry entry(const resources::rtnl::RouteRequest& req) {
     resources::rtnl::RouteEntry e;
     e.prefix = req.prefix;

@@ -1,8 +1,8 @@
 // NetlinkRouteTable over real rtnetlink, in a private network namespace this process creates
-// (unshare(CLONE_NEWNET)), with one ifb device rt0 (this lab's kernel has no dummy devices; any
-// device will do for a route). Routes from 198.51.100.0/24 and 2001:db8::/32 only. `ip -j route`
-// is the independent reader. Needs root: otherwise it prints SKIPPED and succeeds, unless
-// TANDEM_TEST_NO_SKIP=1.
+// (unshare(CLONE_NEWNET)), with two ifb devices, rt0 and rt1 (this lab's kernel has no dummy
+// devices; any device will do for a route). Routes from 198.51.100.0/24 and 2001:db8::/32 only.
+// `ip -j route` is the independent reader. Needs root: otherwise it prints SKIPPED and succeeds,
+// unless TANDEM_TEST_NO_SKIP=1.
 #include <gtest/gtest.h>
 #include <linux/rtnetlink.h>
 
@@ -107,6 +107,32 @@ TEST_F(RouteKernelTest, OnlyTheRoutesOfItsProtocolAndTableAreListed) {
   sh("ip route flush table 101");
 }
 
+// What the route subsystem's reload relies on to make before break: another metric or table is
+// another route (both stand at once), while another interface at the same table and metric is
+// the same route to the kernel and a second add is refused, for IPv4 and IPv6 alike.
+TEST_F(RouteKernelTest, AnotherMetricStandsBesideARouteAnotherInterfaceAtItsMetricDoesNot) {
+  auto rt1 = table_->interfaceIndex("rt1");
+  ASSERT_TRUE(rt1) << rt1.error().message;
+  for (const char* dst : {"198.51.100.83/32", "2001:db8:5::83/128"}) {
+    const IpPrefix prefix = *IpPrefix::parse(dst);
+    rtnl::RouteRequest first{prefix, 100, 190, 20, rt0_};
+    ASSERT_TRUE(table_->add(first)) << dst;
+    rtnl::RouteRequest other_metric{prefix, 100, 190, 50, rt0_};
+    EXPECT_TRUE(table_->add(other_metric)) << dst;
+    rtnl::RouteRequest other_table{prefix, 101, 190, 20, rt0_};
+    EXPECT_TRUE(table_->add(other_table)) << dst;
+    rtnl::RouteRequest other_dev{prefix, 100, 190, 20, *rt1};
+    auto refused = table_->add(other_dev);
+    ASSERT_FALSE(refused) << dst << ": " << sh("ip -6 route show table 100");
+    EXPECT_EQ(refused.error().code, ErrorCode::kAlreadyExists) << refused.error().message;
+    auto listed = table_->routes(100, 190);
+    ASSERT_TRUE(listed);
+    EXPECT_EQ(listed->size(), 2u) << dst;
+    for (const auto& r : {first, other_metric, other_table}) EXPECT_TRUE(table_->remove(r)) << dst;
+  }
+  sh("ip route flush table 101; ip -6 route flush table 101");
+}
+
 // The kill -9 defence: an owned device is a tun that the kernel deletes with its last
 // descriptor, taking its routes along; here the table is destroyed, as a process's exit would
 // close the descriptor.
@@ -178,8 +204,8 @@ int main(int argc, char** argv) {
   // From here on nothing touches the host's network: the namespace dies with this process.
   int st = 0;
   std::string out = tandem::test::sh(
-      "ip link set lo up && ip link add rt0 type ifb && "
-      "ip link set rt0 up",
+      "ip link set lo up && ip link add rt0 type ifb && ip link add rt1 type ifb && "
+      "ip link set rt0 up && ip link set rt1 up",
       &st);
   if (st != 0) return cannotRun("cannot create an ifb device with ip(8): " + out);
   return RUN_ALL_TESTS();

@@ -408,6 +408,43 @@ TEST_F(RouteSubsystemTest,
   EXPECT_TRUE(s->status().is_null());
 }
 
+TEST_F(RouteSubsystemTest, AReloadToAnotherTableOrMetricAddsTheNewRouteBeforeWithdrawingTheOld) {
+  // Make before break: the routing daemon never sees the address without a route.
+  auto s = make();
+  s->onRole(Role::kActive);
+  kernel_.writes.clear();
+  config::Config next = cfg_;
+  next.nodes[0].route_metric = 50;
+  reload(*s, next);
+  EXPECT_EQ(kernel_.writes, (std::vector<std::string>{"+198.51.100.80/32 table 100 metric 50",
+                                                      "-198.51.100.80/32 table 100 metric 20"}));
+  kernel_.writes.clear();
+  next.routes.table = 200;
+  reload(*s, next);
+  EXPECT_EQ(kernel_.writes, (std::vector<std::string>{"+198.51.100.80/32 table 200 metric 50",
+                                                      "-198.51.100.80/32 table 100 metric 50"}));
+  ASSERT_EQ(kernel_.entries().size(), 1u);
+}
+
+TEST_F(RouteSubsystemTest, AReloadToAnotherInterfaceAtTheSameMetricReplacesTheRoute) {
+  // The same table and metric is the same route to the kernel: a second add would be refused
+  // as already there and taken for adopted, so the old one goes first, and the new one holds.
+  kernel_.addInterface("tandem1", 8);
+  auto s = make();
+  s->onRole(Role::kActive);
+  kernel_.writes.clear();
+  config::Config next = cfg_;
+  next.routes.interface = "tandem1";
+  reload(*s, next);
+  EXPECT_EQ(kernel_.writes, (std::vector<std::string>{"-198.51.100.80/32 table 100 metric 20",
+                                                      "+198.51.100.80/32 table 100 metric 20"}));
+  ASSERT_EQ(kernel_.entries().size(), 1u);
+  EXPECT_EQ(kernel_.entries()[0].ifindex, 8u);
+  sim_.advance(RouteSubsystem::kReconcileInterval * 2);
+  EXPECT_EQ(s->status()["routes"]["services"][0]["held"], true);
+  EXPECT_FALSE(logged("put back"));
+}
+
 TEST_F(RouteSubsystemTest, NoRoutedServiceOpensNoTable) {
   cfg_.virtual_servers[0].route.reset();
   auto s = make();
