@@ -73,6 +73,14 @@ NetlinkSocket::NetlinkSocket(loop::Dispatcher& dispatcher, mnl_socket* nl, std::
   post_timer_ = dispatcher_.createTimer([this] { runPosted(); });
 }
 
+Result<void> NetlinkSocket::checkStrictly() {
+  int on = 1;
+  if (mnl_socket_setsockopt(nl_, NETLINK_GET_STRICT_CHK, &on, sizeof(on)) != 0) {
+    return fail(errnoError(errno, "cannot ask the " + name_ + " socket for strict checking"));
+  }
+  return {};
+}
+
 NetlinkSocket::~NetlinkSocket() {
   *alive_ = false;
   watch_.reset();  // before the fd closes

@@ -54,6 +54,11 @@ class NetlinkSocket {
   NetlinkSocket(const NetlinkSocket&) = delete;
   NetlinkSocket& operator=(const NetlinkSocket&) = delete;
 
+  // Asks the kernel to check requests strictly (NETLINK_GET_STRICT_CHK, Linux 4.20): a dump
+  // request's header and attributes then filter what it returns, and any it cannot honour are
+  // refused instead of ignored. Fails (ENOPROTOOPT) on an older kernel, which ignores filters.
+  [[nodiscard]] Result<void> checkStrictly();
+
   // The sequence number for the next request's header.
   uint32_t nextSeq() { return ++seq_; }
   uint32_t portId() const { return portid_; }

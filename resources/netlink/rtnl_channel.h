@@ -29,6 +29,9 @@ class RtnlChannel {
   explicit RtnlChannel(std::unique_ptr<NetlinkSocket> socket);
 
   uint32_t nextSeq() { return socket_->nextSeq(); }
+  // Strict checking on this channel's socket (NetlinkSocket::checkStrictly): dumps filtered
+  // by the kernel. Every request sent on it must then be one the kernel's strict checks pass.
+  [[nodiscard]] Result<void> checkStrictly() { return socket_->checkStrictly(); }
 
   // Sends one request (its header carries seq) and collects its replies, up to the ack, a
   // single-part reply or the end of the dump.

@@ -314,10 +314,12 @@ Result<std::vector<uint8_t>> encodeDeleteRoute(const RouteRequest& req, uint32_t
   return encodeRoute(RTM_DELROUTE, NLM_F_REQUEST | NLM_F_ACK, req, seq, /*add=*/false);
 }
 
-std::vector<uint8_t> encodeDumpRoutes(Family family, uint32_t table, uint32_t seq) {
+std::vector<uint8_t> encodeDumpRoutes(Family family, uint32_t table, uint8_t protocol,
+                                      uint32_t seq) {
   Builder b(RTM_GETROUTE, NLM_F_REQUEST | NLM_F_DUMP, seq);
   auto* rtm = b.extra<rtmsg>();
   rtm->rtm_family = afOf(family);
+  rtm->rtm_protocol = protocol;
   mnl_attr_put_u32(b.nlh(), RTA_TABLE, table);
   return b.bytes();
 }

@@ -73,9 +73,12 @@ struct RouteRequest {
 
 Result<std::vector<uint8_t>> encodeNewRoute(const RouteRequest& req, uint32_t seq);
 Result<std::vector<uint8_t>> encodeDeleteRoute(const RouteRequest& req, uint32_t seq);
-// Every route of one family in `table` (the kernel filters by table when the socket asks for
-// strict checking; the reader filters again in any case).
-std::vector<uint8_t> encodeDumpRoutes(Family family, uint32_t table, uint32_t seq);
+// The routes of one family in `table` with `protocol`, as `ip route show table T proto P` asks
+// for them. The kernel filters by both only on a socket that asked for strict checking (and
+// then answers ENOENT for a table that does not exist yet); the reader filters again in any
+// case.
+std::vector<uint8_t> encodeDumpRoutes(Family family, uint32_t table, uint8_t protocol,
+                                      uint32_t seq);
 
 // A route as the kernel reports it in an RTM_NEWROUTE or RTM_DELROUTE.
 struct RouteEntry {

@@ -26,7 +26,13 @@ std::string describe(const rtnl::RouteRequest& req) {
 Result<std::unique_ptr<NetlinkRouteTable>> NetlinkRouteTable::open(loop::Dispatcher& dispatcher) {
   auto channel = netlink::RtnlChannel::open(dispatcher);
   if (!channel) return fail(channel.error());
-  return std::make_unique<NetlinkRouteTable>(std::move(*channel));
+  // The reconcile lists tandem's routes every few seconds. Filtered by the kernel, that is a
+  // few messages even when the table is main and holds a routing daemon's full view; a kernel
+  // before 4.20 refuses this and dumps the whole table, which routes() filters itself.
+  const bool strict = static_cast<bool>((*channel)->checkStrictly());
+  auto table = std::make_unique<NetlinkRouteTable>(std::move(*channel));
+  table->strict_ = strict;
+  return table;
 }
 
 NetlinkRouteTable::NetlinkRouteTable(std::unique_ptr<netlink::RtnlChannel> channel)
@@ -115,15 +121,18 @@ Result<uint32_t> NetlinkRouteTable::interfaceIndex(const std::string& name) {
 
 Result<std::vector<rtnl::RouteEntry>> NetlinkRouteTable::routes(uint32_t table, uint8_t protocol) {
   std::vector<rtnl::RouteEntry> out;
+  last_dump_size_ = 0;
   for (Family family : {Family::kInet, Family::kInet6}) {
     const std::string what =
         "list the " + std::string(familyName(family)) + " routes of table " + std::to_string(table);
     auto replies = channel_->dump(
-        [&](uint32_t seq) { return rtnl::encodeDumpRoutes(family, table, seq); }, what);
+        [&](uint32_t seq) { return rtnl::encodeDumpRoutes(family, table, protocol, seq); }, what);
+    // Filtering, the kernel answers ENOENT for a table no route was ever put in: none there.
+    if (!replies && strict_ && replies.error().code == ErrorCode::kNotFound) continue;
     if (!replies) return fail(replies.error());
+    last_dump_size_ += replies->size();
     for (auto& m : *replies) {
-      // The kernel filters by table only when the socket asked for strict checking: both are
-      // checked here.
+      // The kernel filters by table and protocol only on a strict socket: both are checked here.
       if (m.kind != rtnl::Message::Kind::kRoute || m.route.table != table ||
           m.route.protocol != protocol) {
         continue;

@@ -27,6 +27,12 @@ class NetlinkRouteTable final : public RouteTable {
   Result<void> add(const rtnl::RouteRequest& req) override;
   Result<void> remove(const rtnl::RouteRequest& req) override;
 
+  // Whether the kernel filters the listings (strict checking, Linux 4.20 and later).
+  bool kernelFilters() const { return strict_; }
+  // The messages the last routes() read from the kernel: with the kernel filtering, tandem's
+  // own routes and the dumps' ends, however many other routes the table holds.
+  size_t lastDumpSize() const { return last_dump_size_; }
+
  private:
   Result<void> change(bool add, const rtnl::RouteRequest& req);
   Result<void> setUp(uint32_t index, const std::string& name);
@@ -34,6 +40,8 @@ class NetlinkRouteTable final : public RouteTable {
   std::unique_ptr<netlink::RtnlChannel> channel_;
   std::string owned_name_;  // the tun device this table holds, if owned_fd_ >= 0
   int owned_fd_ = -1;
+  bool strict_ = false;
+  size_t last_dump_size_ = 0;
 };
 
 }  // namespace tandem::resources::route

@@ -133,6 +133,28 @@ TEST_F(RouteKernelTest, AnotherMetricStandsBesideARouteAnotherInterfaceAtItsMetr
   sh("ip route flush table 101; ip -6 route flush table 101");
 }
 
+// The reconcile lists tandem's routes every few seconds, also from the main table, which may
+// hold a routing daemon's whole view: the kernel filters by table and protocol, so the listing
+// reads tandem's routes only, and a table never used is an empty listing, not an error.
+TEST_F(RouteKernelTest, TheKernelFiltersTheListingByTableAndProtocol) {
+  ASSERT_TRUE(table_->kernelFilters()) << "NETLINK_GET_STRICT_CHK refused (Linux 4.20 and later)";
+  sh("for i in $(seq 1 200); do echo route add 198.51.100.$((i % 250))/32 dev rt0 proto 191 "
+     "table 100 metric $i; done | ip -batch -; "
+     "for i in $(seq 1 200); do echo route add 2001:db8:7::$i/128 dev rt0 table 100; done | "
+     "ip -6 -batch -");
+  rtnl::RouteRequest mine{*IpPrefix::parse("198.51.100.84/32"), 100, 190, 20, rt0_};
+  ASSERT_TRUE(table_->add(mine));
+  auto listed = table_->routes(100, 190);
+  ASSERT_TRUE(listed) << listed.error().message;
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].prefix.toString(), "198.51.100.84/32");
+  // The route and each family's end of dump, not the 400 others.
+  EXPECT_LE(table_->lastDumpSize(), 3u);
+  auto never_used = table_->routes(4242, 190);
+  ASSERT_TRUE(never_used) << never_used.error().message;
+  EXPECT_TRUE(never_used->empty());
+}
+
 // The kill -9 defence: an owned device is a tun that the kernel deletes with its last
 // descriptor, taking its routes along; here the table is destroyed, as a process's exit would
 // close the descriptor.

@@ -364,7 +364,8 @@ TEST(RtnlDecode, EmptyBufferHasNoMessages) {
 //   ip -6 route add 2001:db8:5::80/128 dev r0 proto 190 table 100 metric 20          kIpRouteAdd6
 //   ip route add blackhole 198.51.100.81/32 proto 190 table 1000 metric 30          kIpRouteAddBh
 //   ip route del 198.51.100.80/32 dev r0 proto 190 table 100 metric 20               kIpRouteDel4
-//   ip -6 route show table 100     the request's first 36 bytes, kIpRouteDump6; kRouteReply6
+//   ip -6 route show table 100 proto 201   the request's first 36 bytes, kIpRouteDump6
+//   ip -6 route show table 100     kRouteReply6
 //   ip -4 route show table 1000    kRouteReplyBh (the kernel's rtmsg says table 252, "compat")
 constexpr uint32_t kRouteSeq = 0x6b14c947;
 constexpr const char* kIpRouteAdd4 =
@@ -380,7 +381,7 @@ constexpr const char* kIpRouteDel4 =
     "340000001900050047c9146b000000000220000064beff000000000008000100c633645008000600140000000800"
     "040002000000";
 constexpr const char* kIpRouteDump6 =
-    "240000001a00010347c9146b000000000a000000000000000000000008000f0064000000";
+    "240000001a00010347c9146b000000000a00000000c900000000000008000f0064000000";
 constexpr const char* kRouteReply6 =
     "740000001800220047c9146be52500000a80000064be00010000000008000f00640000001400010020010db80005"
     "000000000000000000800800060014000000080004000200000024000c00000000000000000000000000000000"
@@ -408,8 +409,8 @@ TEST(RtnlEncode, DeleteRouteMatchesAnyTypeAndScope) {
   EXPECT_EQ(toHex(*b), kIpRouteDel4);
 }
 
-TEST(RtnlEncode, DumpRoutesOfOneTable) {
-  EXPECT_EQ(toHex(encodeDumpRoutes(Family::kInet6, 100, kRouteSeq)), kIpRouteDump6);
+TEST(RtnlEncode, DumpRoutesOfOneTableAndProtocol) {
+  EXPECT_EQ(toHex(encodeDumpRoutes(Family::kInet6, 100, 201, kRouteSeq)), kIpRouteDump6);
 }
 
 TEST(RtnlEncode, RefusesRoutesInTableZeroOrLocalAndBadPrefixes) {
