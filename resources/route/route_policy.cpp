@@ -6,6 +6,8 @@ const char* entitlementName(Entitlement e) {
   switch (e) {
     case Entitlement::kEntitled:
       return "entitled";
+    case Entitlement::kNoRoleYet:
+      return "no role yet (joining the cluster)";
     case Entitlement::kNotActive:
       return "not the ACTIVE (active/backup)";
     case Entitlement::kStandby:

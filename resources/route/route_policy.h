@@ -25,6 +25,7 @@ using Time = std::chrono::steady_clock::time_point;
 // What the director allows, whatever the service's health.
 enum class Entitlement {
   kEntitled,   // active/backup: ACTIVE; active/active: any role but the ones below
+  kNoRoleYet,  // joining the cluster: no role elected yet
   kNotActive,  // active/backup, and this director is not the ACTIVE
   kStandby,    // put aside by the operator
   kFault,      // not fit to serve (quorum, tiebreaker, a resource failure)

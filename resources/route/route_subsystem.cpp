@@ -157,8 +157,10 @@ Result<void> RouteSubsystem::start() {
   started_ = true;
   if (services_.empty()) return {};
   // What a previous tandemd left is adopted or withdrawn once the role is known (onRole); until
-  // then, the reconcile timer keeps the table as the policy says.
+  // then, the reconcile timer keeps the table as the policy says. Decided (not written) now,
+  // so that the status says why nothing is held yet.
   reconcile_timer_->arm(kReconcileInterval);
+  decideAll();
   return {};
 }
 
@@ -176,6 +178,8 @@ bool RouteSubsystem::ensureTable() {
 Entitlement RouteSubsystem::entitlement() const {
   if (stopping_) return Entitlement::kStopping;
   switch (role_) {
+    case Role::kInit:
+      return Entitlement::kNoRoleYet;
     case Role::kStandby:
       return Entitlement::kStandby;
     case Role::kFault:
@@ -184,7 +188,7 @@ Entitlement RouteSubsystem::entitlement() const {
       break;
   }
   if (routes_.mode == config::RouteMode::kActiveActive) {
-    return role_ == Role::kInit ? Entitlement::kNotActive : Entitlement::kEntitled;
+    return Entitlement::kEntitled;
   }
   return role_ == Role::kActive && !releasing_ ? Entitlement::kEntitled : Entitlement::kNotActive;
 }

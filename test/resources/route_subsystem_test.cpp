@@ -73,8 +73,12 @@ class RouteSubsystemTest : public ::testing::Test {
 
 TEST_F(RouteSubsystemTest, ActiveBackupHoldsTheRouteOnlyWhileActiveAndDropsItFirstOnARelease) {
   auto s = make();
+  EXPECT_EQ(s->status()["routes"]["services"][0]["reason"],
+            "healthy (2 of 2 real servers up), but no role yet (joining the cluster)");
   s->onRole(Role::kBackup);
   EXPECT_FALSE(kernel_.has(kRoute));
+  EXPECT_EQ(s->status()["routes"]["services"][0]["reason"],
+            "healthy (2 of 2 real servers up), but not the ACTIVE (active/backup)");
   s->onRole(Role::kActive);
   ASSERT_EQ(kernel_.entries().size(), 1u);
   const rtnl::RouteEntry& e = kernel_.entries()[0];
@@ -136,7 +140,9 @@ TEST_F(RouteSubsystemTest, AFlappingServiceIsWithdrawnOnceAndBackAfterTheHoldDow
 TEST_F(RouteSubsystemTest, ActiveActiveHoldsItInAnyServingRoleButStandbyAndFault) {
   cfg_.routes.mode = config::RouteMode::kActiveActive;
   auto s = make();
-  EXPECT_FALSE(kernel_.has(kRoute));  // no role yet
+  EXPECT_FALSE(kernel_.has(kRoute));
+  EXPECT_EQ(s->status()["routes"]["services"][0]["reason"],
+            "healthy (2 of 2 real servers up), but no role yet (joining the cluster)");
   s->onRole(Role::kBackup);
   EXPECT_TRUE(kernel_.has(kRoute));
   s->onRole(Role::kStandby);
