@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "loop/dispatcher.h"
 
@@ -23,7 +24,7 @@ class SimDispatcher final : public loop::Dispatcher {
  public:
   explicit SimDispatcher(loop::MonoTime start = loop::MonoTime(std::chrono::hours(1)))
       : now_(start) {}
-  ~SimDispatcher() override { assert(timers_.empty() && fds_.empty() && signals_.empty()); }
+  ~SimDispatcher() override { assert(timers_ == 0 && fds_.empty() && signals_.empty()); }
 
   loop::MonoTime now() const override { return now_; }
 
@@ -55,7 +56,6 @@ class SimDispatcher final : public loop::Dispatcher {
     const loop::MonoTime target = now_ + d;
     while (SimTimer* next = nextDue(target)) {
       now_ = next->deadline_;
-      next->armed_ = false;
       auto on_fire = next->on_fire_;  // the callback may destroy its timer
       const auto t0 = std::chrono::steady_clock::now();
       on_fire();
@@ -69,7 +69,6 @@ class SimDispatcher final : public loop::Dispatcher {
   bool step() {
     SimTimer* next = nextDue(now_);
     if (next == nullptr) return false;
-    next->armed_ = false;
     auto on_fire = next->on_fire_;
     on_fire();
     return true;
@@ -100,11 +99,7 @@ class SimDispatcher final : public loop::Dispatcher {
   std::chrono::steady_clock::duration longestCallback() const { return longest_; }
   void resetLongest() { longest_ = {}; }
   int runs() const { return runs_; }
-  size_t armedTimers() const {
-    size_t n = 0;
-    for (const SimTimer* t : timers_) n += t->armed_ ? 1 : 0;
-    return n;
-  }
+  size_t armedTimers() const { return due_.size(); }
   bool watchesSignal(loop::Signal sig) const { return signals_.count(sig) > 0; }
   std::optional<loop::FdEvents> fdInterest(int fd) const {
     auto it = fds_.find(fd);
@@ -117,18 +112,27 @@ class SimDispatcher final : public loop::Dispatcher {
    public:
     SimTimer(SimDispatcher& owner, std::function<void()> on_fire)
         : owner_(owner), on_fire_(std::move(on_fire)) {
-      owner_.timers_.insert(this);
+      ++owner_.timers_;
     }
-    ~SimTimer() override { owner_.timers_.erase(this); }
+    ~SimTimer() override {
+      cancel();
+      --owner_.timers_;
+    }
     SimTimer(const SimTimer&) = delete;
     SimTimer& operator=(const SimTimer&) = delete;
 
     void arm(Millis delay) override {
+      cancel();
       deadline_ = owner_.now_ + std::max(delay, Millis(0));
       sequence_ = owner_.next_sequence_++;
       armed_ = true;
+      owner_.due_.emplace(deadline_, sequence_, this);
     }
-    void cancel() override { armed_ = false; }
+    void cancel() override {
+      if (!armed_) return;
+      owner_.due_.erase({deadline_, sequence_, this});
+      armed_ = false;
+    }
     bool armed() const override { return armed_; }
 
     SimDispatcher& owner_;
@@ -168,21 +172,20 @@ class SimDispatcher final : public loop::Dispatcher {
     std::function<void(loop::FdEvents)> on_ready;
   };
 
-  SimTimer* nextDue(loop::MonoTime limit) const {
-    SimTimer* best = nullptr;
-    for (SimTimer* t : timers_) {
-      if (!t->armed_ || t->deadline_ > limit) continue;
-      if (!best || t->deadline_ < best->deadline_ ||
-          (t->deadline_ == best->deadline_ && t->sequence_ < best->sequence_)) {
-        best = t;
-      }
-    }
-    return best;
+  // The earliest armed timer due by limit, taken off the queue (the caller fires it).
+  SimTimer* nextDue(loop::MonoTime limit) {
+    if (due_.empty() || std::get<0>(*due_.begin()) > limit) return nullptr;
+    SimTimer* next = std::get<2>(*due_.begin());
+    due_.erase(due_.begin());
+    next->armed_ = false;
+    return next;
   }
 
   loop::MonoTime now_;
   uint64_t next_sequence_ = 0;
-  std::set<SimTimer*> timers_;
+  size_t timers_ = 0;  // alive, armed or not
+  // The armed timers by deadline, ties in arm order: each advance step takes the first.
+  std::set<std::tuple<loop::MonoTime, uint64_t, SimTimer*>> due_;
   std::map<int, FdEntry> fds_;
   std::map<loop::Signal, std::function<void()>> signals_;
   bool stopped_ = false;
