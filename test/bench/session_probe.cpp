@@ -11,15 +11,24 @@
 //       line after the K-th of a connection is answered "NAME garbage" (the probe's own test).
 //   session_probe run --target ADDR:PORT --sessions N [--interval-ms 100] --duration-s S
 //       [--connect-timeout-ms 2000] [--source ADDR] [--report FILE] [--mark-file FILE]
-//       [--drain-ms 2000]
+//       [--drain-ms 2000] [--progress FILE]
 //       Opens N sessions, one a millisecond and all within a second (each must connect within
 //       the connect timeout; it is not retried), then sends "SEQ ID\n" on every session every
 //       interval (SEQ from 1, ID the session's number from 0) and expects "NAME SEQ ID\n" back,
 //       in order.
-//       Stops after S seconds from its start, or at SIGTERM/SIGINT; then sends nothing more and
-//       waits up to --drain-ms (2000) for the echoes still on their way. Prints to stderr
-//       "session_probe: C/N sessions connected" once every session has connected or failed to.
-//       SIGUSR1 appends the epoch ms to --mark-file (and stderr): the test script's "cut now".
+//       Stops after S seconds from its start, or at SIGTERM/SIGINT; --duration-s 0: only at
+//       the signal (a test that ends its scenario on a condition of its own, never on a clock a
+//       slow machine can outrun). Then it sends nothing more and waits up to --drain-ms (2000)
+//       for the echoes still on their way. Prints to stderr "session_probe: C/N sessions
+//       connected" once every session has connected or failed to. SIGUSR1 is a mark: it appends
+//       the epoch ms to --mark-file (and stderr), the test script's "cut now".
+//       --progress FILE: one line, rewritten (a new file renamed over it) within 100 ms of a
+//       change and at once at a mark: "marks=K mark_ms=E open=O answered=A ended=D". K marks so
+//       far (E the last one's epoch ms, 0 before the first); O sessions connected and still
+//       alive; A of them have had an echo of a line sent at or after the last mark (before any
+//       mark: any echo); D sessions over (reset, closed, silent, a bad echo, a failed connect).
+//       A test polls it for "every session has exchanged a line since the takeover" (A = N)
+//       or "every session answered or died since" (A + D = N).
 //
 // Definitions (durations on the monotonic clock; the epoch ms printed are wall clock, to be
 // compared with the daemons' logs):
@@ -89,6 +98,8 @@ constexpr int64_t kOpenSpreadMs = 1000;
 constexpr uint64_t kSignalKey = ~uint64_t{0};
 constexpr uint32_t kIn = EPOLLIN;  // as plain numbers: EPOLLIN is an enumerator
 constexpr uint32_t kOut = EPOLLOUT;
+constexpr int64_t kProgressEveryMs = 100;  // run: the progress file, at most this stale
+constexpr int64_t kMaxWaitMs = 1000;       // run: the longest epoll wait (there may be no end)
 
 int64_t clockMs(clockid_t clock) {
   timespec ts{};
@@ -107,8 +118,9 @@ std::string errorText(const char* what, int err) {
                "session_probe: %s\n"
                "usage: session_probe echo --port P [--name NAME] [--corrupt-after K]\n"
                "       session_probe run --target ADDR:PORT --sessions N [--interval-ms 100]\n"
-               "           --duration-s S [--connect-timeout-ms 2000] [--source ADDR]\n"
-               "           [--report FILE] [--mark-file FILE] [--drain-ms 2000]\n",
+               "           --duration-s S (0: until SIGTERM) [--connect-timeout-ms 2000]\n"
+               "           [--source ADDR] [--report FILE] [--mark-file FILE] [--drain-ms 2000]\n"
+               "           [--progress FILE]\n",
                why.c_str());
   std::exit(2);
 }
@@ -290,9 +302,9 @@ int echoServe(long port, const std::string& name, long corrupt_after) {
 struct Options {
   sockaddr_storage target{}, source{};
   socklen_t target_len = 0, source_len = 0;
-  long sessions = 0, interval_ms = 100, duration_s = 0, connect_timeout_ms = 2000;
+  long sessions = 0, interval_ms = 100, duration_s = -1, connect_timeout_ms = 2000;
   long drain_ms = 2000;  // after the end: no new lines, the answers still on their way awaited
-  std::string report, mark_file;
+  std::string report, mark_file, progress;
 };
 
 enum class End { kOpen, kConnectFailed, kReset, kClosed, kError, kBadEcho, kSilent };
@@ -308,6 +320,7 @@ struct Session {
   int fd = -1;
   bool started = false, connected = false;
   int64_t start_at = 0, deadline = 0, next_send = 0, last_echo = 0;  // deadline: of the connect
+  int64_t answered_line_at = -1;  // when the last line echoed was queued (-1: none yet)
   int64_t sent = 0, echoed = 0, max_stall = 0, max_gap = 0, end_ms = 0;
   std::deque<int64_t> waiting;  // when each unanswered line was queued
   std::string in, out, detail, local;
@@ -326,7 +339,8 @@ class Run {
     if (sfd < 0 || ep_ < 0) return std::perror("session_probe"), 1;
     watch(ep_, EPOLL_CTL_ADD, sfd, kIn, kSignalKey);
     int64_t start = monoMs();
-    int64_t end = start + o_.duration_s * 1000;
+    // --duration-s 0: no end but the signal (INT64_MAX, never reached: the waits are capped).
+    int64_t end = o_.duration_s > 0 ? start + o_.duration_s * 1000 : INT64_MAX;
     int64_t spread = std::min<int64_t>(kOpenSpreadMs, o_.sessions);
     for (size_t i = 0; i < sessions_.size(); ++i) {
       sessions_[i].id = static_cast<long>(i);
@@ -340,22 +354,32 @@ class Run {
         due_ = end;
         for (Session& s : sessions_) due_ = std::min(due_, step(s, now));
       }
+      if (!o_.progress.empty() && now >= progress_due_) {
+        writeProgress();
+        progress_due_ = now + kProgressEveryMs;
+      }
+      int64_t wake = std::min(due_, end);
+      if (!o_.progress.empty()) wake = std::min(wake, progress_due_);
       int n = epoll_wait(ep_, events.data(), static_cast<int>(events.size()),
-                         static_cast<int>(std::clamp<int64_t>(due_ - monoMs(), 0, end - now)));
+                         static_cast<int>(std::clamp<int64_t>(wake - monoMs(), 0, kMaxWaitMs)));
       if (n < 0 && errno != EINTR) return std::perror("epoll_wait"), 1;
       now = monoMs();
       for (int i = 0; i < n; ++i) {
         if (events[i].data.u64 != kSignalKey) {
           onEvent(sessions_[events[i].data.u64], events[i].events, now);
         } else if (int signo = readSignal(sfd); signo == SIGUSR1) {
-          mark();
+          mark(now);
+          progress_due_ = now;  // the reset count out at once: the test waits from the mark on
         } else if (signo != 0) {
           stop = stopped_by_signal_ = true;
         }
       }
     }
     drain(sfd);
-    return summarize(monoMs());
+    int64_t now = monoMs();
+    int rc = summarize(now);
+    if (!o_.progress.empty()) writeProgress();  // the final state, sessions judged at the end
+    return rc;
   }
 
  private:
@@ -496,6 +520,7 @@ class Run {
     }
     s.names.emplace(line.substr(0, line.size() - want.size()));
     ++s.echoed;
+    s.answered_line_at = s.waiting.front();
     s.max_stall = std::max(s.max_stall, now - s.waiting.front());
     s.max_gap = std::max(s.max_gap, now - s.last_echo);
     s.waiting.pop_front();
@@ -503,7 +528,9 @@ class Run {
     return true;
   }
 
-  void mark() {
+  void mark(int64_t now) {
+    mark_mono_ = now;
+    ++marks_;
     mark_ms_ = epochMs();
     std::fprintf(stderr, "session_probe: mark %lld\n", ll(mark_ms_));
     if (o_.mark_file.empty()) return;
@@ -513,6 +540,33 @@ class Run {
     } else {
       std::perror(o_.mark_file.c_str());
     }
+  }
+
+  // The progress line (see the top of the file), rewritten only when it changed: a new file
+  // renamed over the old one, so that a reader never sees half a line.
+  void writeProgress() {
+    long open = 0, answered = 0, ended = 0;
+    for (const Session& s : sessions_) {
+      if (s.end != End::kOpen) {
+        ++ended;
+      } else if (s.connected) {
+        ++open;
+        answered += s.answered_line_at >= mark_mono_;
+      }
+    }
+    std::string line = "marks=" + std::to_string(marks_) + " mark_ms=" + std::to_string(mark_ms_) +
+                       " open=" + std::to_string(open) + " answered=" + std::to_string(answered) +
+                       " ended=" + std::to_string(ended) + "\n";
+    if (line == progress_line_) return;
+    std::string tmp = o_.progress + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "w");
+    if (f == nullptr) return std::perror(tmp.c_str());
+    bool ok = std::fputs(line.c_str(), f) >= 0;
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok || std::rename(tmp.c_str(), o_.progress.c_str()) != 0) {
+      return std::perror(o_.progress.c_str());
+    }
+    progress_line_ = line;
   }
 
   int summarize(int64_t now) {
@@ -610,6 +664,10 @@ class Run {
   int64_t due_ = 0;   // when some session next needs the loop
   long settled_ = 0;  // sessions connected or failed to
   int64_t mark_ms_ = 0;
+  int64_t mark_mono_ = 0;  // the last mark, monotonic (0: none, every echo counts)
+  long marks_ = 0;
+  int64_t progress_due_ = 0;   // when the progress line is next brought up to date
+  std::string progress_line_;  // what the progress file says
   bool stopped_by_signal_ = false;
 };
 
@@ -627,14 +685,15 @@ int main(int argc, char** argv) {
       {"echo --corrupt-after", {&corrupt_after, 0, 1000000000}},
       {"run --sessions", {&o.sessions, 1, 100000}},
       {"run --interval-ms", {&o.interval_ms, 1, 60000}},
-      {"run --duration-s", {&o.duration_s, 1, 86400}},
+      {"run --duration-s", {&o.duration_s, 0, 86400}},
       {"run --connect-timeout-ms", {&o.connect_timeout_ms, 1, 600000}},
       {"run --drain-ms", {&o.drain_ms, 0, 600000}}};
   const std::map<std::string, std::string*> texts = {{"echo --name", &name},
                                                      {"run --target", &target},
                                                      {"run --source", &source},
                                                      {"run --report", &o.report},
-                                                     {"run --mark-file", &o.mark_file}};
+                                                     {"run --mark-file", &o.mark_file},
+                                                     {"run --progress", &o.progress}};
   for (int i = 2; i < argc; i += 2) {
     std::string arg = argv[i];
     if (i + 1 >= argc) usage("missing value after " + arg);
@@ -675,7 +734,9 @@ int main(int argc, char** argv) {
   if (!tandem::bench::parseEndpoint(target, o.target, o.target_len)) {
     usage("run needs --target ADDR:PORT");
   }
-  if (o.sessions == 0 || o.duration_s == 0) usage("run needs --sessions and --duration-s");
+  if (o.sessions == 0 || o.duration_s < 0) {
+    usage("run needs --sessions and --duration-s (0: until SIGTERM)");
+  }
   if (!source.empty() && (!tandem::bench::parseAddress(source, 0, o.source, o.source_len) ||
                           o.source.ss_family != o.target.ss_family)) {
     usage("--source wants an address of the target's family");

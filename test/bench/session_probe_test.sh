@@ -3,8 +3,10 @@
 # A healthy echo server keeps 50 sessions alive with small stalls; a killed one resets them all; a
 # garbage one gives bad echoes; a server stopped for 1 s stalls them >= 900 ms but loses none; one
 # that stays stopped leaves them silent; a closed port fails the connects; an echo server survives
-# a peer sending 4 KiB without a newline; usage errors exit 2. Only 127.0.0.1, ports chosen by the
-# kernel (--port 0), and only processes started here are signalled, by PID.
+# a peer sending 4 KiB without a newline; --duration-s 0 runs until SIGTERM, and --progress counts
+# the sessions answered since the last mark (none while the server is stopped, all once it runs
+# again) and those that ended; usage errors exit 2. Only 127.0.0.1, ports chosen by the kernel
+# (--port 0), and only processes started here are signalled, by PID.
 #
 # usage: session_probe_test.sh SESSION_PROBE
 set -u
@@ -105,6 +107,48 @@ check "term exits 0" test "$rc" -eq 0
 check "term: all 5 alive" test "$(value alive_at_end "$work/term.out")" = 5
 check "term: stopped by the signal" test "$(value stopped_by "$work/term.out")" = signal
 
+# --- --duration-s 0 and --progress: the run ends only at SIGTERM, and says who answered when ---
+# progress_is REGEX: the progress file's line matches (it is rewritten within 100 ms of a change)
+progress_is() { [[ $(cat "$work/progress" 2>/dev/null) =~ $1 ]]; }
+poll() {  # poll SECONDS CMD...: until CMD succeeds
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.02
+  done
+}
+start_echo p
+start_run progress --sessions 10 --interval-ms 100 --duration-s 0 --progress "$work/progress"
+check "progress: before a mark, any echo counts (10 answered)" \
+  poll 10 progress_is '^marks=0 mark_ms=0 open=10 answered=10 ended=0$'
+kill -STOP "$echo_pid"
+kill -USR1 "$run_pid"
+check "progress: the mark resets the count (server stopped: 0 answered)" \
+  poll 5 progress_is '^marks=1 mark_ms=[1-9][0-9]* open=10 answered=0 ended=0$'
+sleep 0.5  # a window in which an echo would have counted, had one come
+check "progress: no echo since the mark while the server is stopped" \
+  progress_is '^marks=1 mark_ms=[1-9][0-9]* open=10 answered=0 ended=0$'
+kill -CONT "$echo_pid"
+check "progress: all 10 answered once the server runs again" \
+  poll 10 progress_is '^marks=1 mark_ms=[1-9][0-9]* open=10 answered=10 ended=0$'
+# Longer than any duration the other cases use: with --duration-s 0 only a signal ends it.
+sleep 3.5
+check "progress: --duration-s 0 still runs after 3.5 s more" kill -0 "$run_pid"
+kill -USR1 "$run_pid"
+kill -KILL "$echo_pid"
+wait "$echo_pid" 2>/dev/null
+check "progress: the killed server's sessions counted as ended" \
+  poll 10 progress_is '^marks=2 mark_ms=[1-9][0-9]* open=0 answered=0 ended=10$'
+kill -TERM "$run_pid"
+finish_run progress
+out=$work/progress.out
+check "progress exits 1 (all reset)" test "$rc" -eq 1
+check "progress: stopped by the signal" test "$(value stopped_by "$out")" = signal
+check "progress: 10 reset" test "$(value reset "$out")" = 10
+check "progress: the mark in the summary is the last one" \
+  progress_is "^marks=2 mark_ms=$(value mark_ms "$out") "
+
 # --- the server is killed mid-run: every session reset ---
 start_echo b
 start_run killed --sessions 50 --interval-ms 100 --duration-s 2
@@ -173,6 +217,10 @@ check "silent: none reset" test "$(value reset "$out")" = 0
 # --- usage errors ---
 "$probe" run --sessions 5 --duration-s 1 >/dev/null 2>&1
 check "no target exits 2" test $? -eq 2
+"$probe" run --target 127.0.0.1:1 --sessions 5 >/dev/null 2>&1
+check "no --duration-s exits 2" test $? -eq 2
+"$probe" run --target 127.0.0.1:1 --sessions 5 --duration-s -1 >/dev/null 2>&1
+check "a negative --duration-s exits 2" test $? -eq 2
 "$probe" run --target 127.0.0.1:1 --sessions five --duration-s 1 >/dev/null 2>&1
 check "a bad number exits 2" test $? -eq 2
 "$probe" serve --port 1 >/dev/null 2>&1
