@@ -113,6 +113,116 @@ lab_hold() {
   done
 }
 
+# ---------------------------------------------------------------------------------------------
+# Durations. A test asserts a duration only as a bound derived from the timers it configured
+# (dead_time, heartbeat_interval, a check's interval, corosync's token...) plus a margin for a
+# loaded machine, and the message names those timers (STYLE.md, "Tests and benchmarks"). A lower
+# bound needs no margin: load only makes things later. Two measured numbers are never compared.
+#
+# LAB_LOAD_MARGIN_MS: what a loaded 2-core machine (two busy loops beside the test) may add to a
+# duration stamped by the daemons themselves. LAB_SETTLE_MARGIN_MS: what a settle wait adds to
+# its timers; its polls spawn processes, each 0.2-2.5 s under load (LAB-NOTES). In a TCG guest
+# every process start is 5-10 times slower (test/vm/lib.sh scales wait_until itself).
+if [[ ${TANDEM_VM_GUEST:-0} == 1 ]]; then
+  : "${LAB_LOAD_MARGIN_MS:=$((1500 * ${TANDEM_VM_DEADLINE_SCALE:-5}))}"
+else
+  : "${LAB_LOAD_MARGIN_MS:=1500}"
+fi
+: "${LAB_SETTLE_MARGIN_MS:=8000}"
+
+# lab_ms_text MS: REPLY = "2,310 ms"
+lab_ms_text() {
+  local n=${1#-} s=
+  while ((${#n} > 3)); do s=,${n: -3}$s; n=${n:0:${#n}-3}; done
+  [[ $1 == -* ]] && n=-$n
+  REPLY="$n$s ms"
+}
+# _lab_terms NAME=MS...: REPLY_MS = their sum, REPLY_TEXT = "dead_time 1,000 ms + token 1,000 ms"
+_lab_terms() {
+  local t sum=0 text=
+  for t in "$@"; do
+    lab_ms_text "${t##*=}"
+    text+="${text:+ + }${t%=*} $REPLY"
+    sum=$((sum + ${t##*=}))
+  done
+  REPLY_MS=$sum REPLY_TEXT=$text
+}
+# lab_bound WHAT MS TIMER=MS...: 0 when MS <= the timers' sum + LAB_LOAD_MARGIN_MS. LAB_BOUND
+# says it either way, e.g. "takeover 2,310 ms > dead_time 1,000 ms + token 1,000 ms + 1,500 ms
+# load margin"; a TIMER's name may be any text ("timeout x fall=1500"). An MS that is not a
+# number (no measurement) fails, and LAB_BOUND says so.
+lab_bound() {
+  local what=$1 ms=$2 limit
+  shift 2
+  _lab_terms "$@"
+  limit=$((REPLY_MS + LAB_LOAD_MARGIN_MS))
+  lab_ms_text "$LAB_LOAD_MARGIN_MS"
+  REPLY_TEXT+="${REPLY_TEXT:+ + }$REPLY load margin"
+  if ! [[ $ms =~ ^-?[0-9]+$ ]]; then
+    LAB_BOUND="$what: none measured (bound: $REPLY_TEXT)"
+    return 1
+  fi
+  lab_ms_text "$ms"
+  if ((ms <= limit)); then
+    LAB_BOUND="$what $REPLY <= $REPLY_TEXT"
+    return 0
+  fi
+  LAB_BOUND="$what $REPLY > $REPLY_TEXT"
+  return 1
+}
+# lab_at_least WHAT MS TIMER=MS...: 0 when MS >= the timers' sum (a lower bound: no margin).
+# LAB_BOUND: "failback 2,950 ms < failback_delay 3,000 ms" or ">=".
+lab_at_least() {
+  local what=$1 ms=$2
+  shift 2
+  _lab_terms "$@"
+  if ! [[ $ms =~ ^-?[0-9]+$ ]]; then
+    LAB_BOUND="$what: none measured (lower bound: $REPLY_TEXT)"
+    return 1
+  fi
+  lab_ms_text "$ms"
+  if ((ms >= REPLY_MS)); then
+    LAB_BOUND="$what $REPLY >= $REPLY_TEXT"
+    return 0
+  fi
+  LAB_BOUND="$what $REPLY < $REPLY_TEXT"
+  return 1
+}
+# lab_below WHAT MS TIMER=MS...: 0 when MS < the timers' sum, without a margin: for a timer that
+# a fault would make the duration reach (a takeover that waited for a hook killed at
+# notify.timeout takes at least notify.timeout). LAB_BOUND: "... 2,310 ms >= notify.timeout
+# 2,000 ms" or "<".
+lab_below() {
+  local what=$1 ms=$2
+  shift 2
+  _lab_terms "$@"
+  if ! [[ $ms =~ ^-?[0-9]+$ ]]; then
+    LAB_BOUND="$what: none measured (bound: under $REPLY_TEXT)"
+    return 1
+  fi
+  lab_ms_text "$ms"
+  if ((ms < REPLY_MS)); then
+    LAB_BOUND="$what $REPLY < $REPLY_TEXT"
+    return 0
+  fi
+  LAB_BOUND="$what $REPLY >= $REPLY_TEXT"
+  return 1
+}
+# lab_within TIMER=MS... -- CMD...: wait_until CMD with a deadline derived from the timers that
+# bound the awaited event, plus LAB_SETTLE_MARGIN_MS. LAB_WITHIN names it for the caller's FAIL
+# line: "within 9.2 s (dead_time 1,000 ms + heartbeat_interval 200 ms + 8,000 ms settle margin)".
+lab_within() {
+  local terms=() ms
+  while (($#)) && [[ $1 != -- ]]; do terms+=("$1"); shift; done
+  shift
+  _lab_terms "${terms[@]}"
+  ms=$((REPLY_MS + LAB_SETTLE_MARGIN_MS))
+  lab_ms_text "$LAB_SETTLE_MARGIN_MS"
+  printf -v LAB_WITHIN 'within %d.%d s (%s%s settle margin)' $((ms / 1000)) $((ms % 1000 / 100)) \
+    "${REPLY_TEXT:+$REPLY_TEXT + }" "$REPLY"
+  wait_until "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))" "$@"
+}
+
 # lab_check_tools: returns 0 when this machine can run the lab; otherwise prints the reason on
 # stdout (for "SKIPPED: <reason>") and returns 1.
 lab_check_tools() {
