@@ -6,8 +6,10 @@
 //   kernel side (netlink round trips) is measured in the VM lab; this is what tandem adds.
 //
 // Prints a table (median, p99, max over the runs) to stdout and, when TANDEM_REPORT_DIR is
-// set, to $TANDEM_REPORT_DIR/ipvs_plan_bench.txt. Exits 1 when a 1% change plans slower than
-// the 50 ms budget of issue 5 (the median), or a plan is not what it should be.
+// set, to $TANDEM_REPORT_DIR/ipvs_plan_bench.txt, with the verdict on issue 5's goal (the 1%
+// change planned under 50 ms, median) as MET or MISSED: a number never fails it. Exits 1 when a
+// plan or a pass is not what it should be (the ops column). TANDEM_BENCH_SMOKE=1 (ctest, CI):
+// the smallest size, once: 100 services x 10 real servers, one run of each row.
 #include <netinet/in.h>
 
 #include <algorithm>
@@ -34,20 +36,18 @@ using namespace tandem;
 using namespace tandem::resources::ipvs;
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kServices = 1000;
 constexpr size_t kReals = 10;
-constexpr size_t kChanged = kServices * kReals / 100;  // 1%
 
 std::string v4(int a, int b, int c, int d) {
   return std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(c) + "." +
          std::to_string(d);
 }
 
-// 1,000 services on 198.51.100.0/24 x ports 8000.., each with 10 real servers on
+// SERVICES services on 198.51.100.0/24 x ports 8000.., each with 10 real servers on
 // 203.0.113.0/24 x ports; the documentation ranges only.
-config::Config bigConfig() {
+config::Config bigConfig(size_t services) {
   config::Config cfg;
-  for (int i = 0; i < static_cast<int>(kServices); ++i) {
+  for (int i = 0; i < static_cast<int>(services); ++i) {
     config::VirtualServer vs;
     vs.name = "vs" + std::to_string(i);
     vs.address = Endpoint{*IpAddress::parse(v4(198, 51, 100, 1 + i % 250)),
@@ -103,15 +103,21 @@ Row slices(const std::string& what, int runs,
 }  // namespace
 
 int main() {
-  const int runs = 50;
-  const config::Config cfg = bigConfig();
+  const char* smoke_env = std::getenv("TANDEM_BENCH_SMOKE");
+  const bool smoke = smoke_env != nullptr && std::string(smoke_env) == "1";
+  const size_t services = smoke ? 100 : 1000;
+  const size_t n_changed = services * kReals / 100;  // 1%
+  const int runs = smoke ? 1 : 50;
+  const int few_runs = smoke ? 1 : 10;
+  const config::Config cfg = bigConfig(services);
   Health all_up;
   const Table desired = desiredTable(cfg, all_up);
 
-  // 1%: 100 of the 10,000 real servers go down (quiescent: weight 0), spread over services.
+  // 1%: 100 of the 10,000 real servers (10 of 1,000 in smoke) go down (quiescent: weight 0), spread
+  // over services.
   Health one_percent;
-  for (size_t k = 0; k < kChanged; ++k) {
-    const auto& vs = cfg.virtual_servers[k * (kServices / kChanged)];
+  for (size_t k = 0; k < n_changed; ++k) {
+    const auto& vs = cfg.virtual_servers[k * (services / n_changed)];
     one_percent.set(vs.name, vs.real_servers[k % kReals].address, false);
   }
   const Table changed = desiredTable(cfg, one_percent);
@@ -124,13 +130,13 @@ int main() {
   std::vector<Row> rows;
   rows.push_back(time("desiredTable (config x health)", runs,
                       [&] { return desiredTable(cfg, one_percent).services.size(); }));
-  rows.push_back(time("plan: empty table -> 1000x10", runs,
+  rows.push_back(time("plan: empty table -> " + std::to_string(services) + "x10", runs,
                       [&] { return plan(desired, Table{}, false).size(); }));
   rows.push_back(
       time("plan: no change", runs, [&] { return plan(desired, dumped, false).size(); }));
-  rows.push_back(time("plan: 1% change (100 weights)", runs,
+  rows.push_back(time("plan: 1% change (" + std::to_string(n_changed) + " weights)", runs,
                       [&] { return plan(changed, dumped, false).size(); }));
-  rows.push_back(time("reconcile on fake kernel: empty -> full", 10, [&] {
+  rows.push_back(time("reconcile on fake kernel: empty -> full", few_runs, [&] {
     fakes::SimDispatcher sim;
     fakes::FakeIpvsKernel k(sim);
     Reconciler rec(sim, k, nullptr);
@@ -151,7 +157,7 @@ int main() {
   // tens of milliseconds of heartbeat delay under the VM's emulation.
   config::Config looped = cfg;
   looped.ipvs.monitor_interval = Millis(5000);
-  rows.push_back(slices("longest callback: first apply", 10, [&](fakes::SimDispatcher& sim) {
+  rows.push_back(slices("longest callback: first apply", few_runs, [&](fakes::SimDispatcher& sim) {
     fakes::FakeIpvsKernel k(sim);
     IpvsReconcileLoop loop(sim, k, nullptr);
     sim.resetLongest();
@@ -178,7 +184,7 @@ int main() {
   {
     Table t = desired;
     Health h;
-    const auto& vs = cfg.virtual_servers[kServices / 2];
+    const auto& vs = cfg.virtual_servers[services / 2];
     bool down = false;
     rows.push_back(time("a health change: updateDesired", runs, [&] {
       down = !down;
@@ -187,19 +193,19 @@ int main() {
     }));
   }
 
-  if (rows[1].ops != kServices * (1 + kReals)) ok = false;
+  if (rows[1].ops != services * (1 + kReals)) ok = false;
   if (rows.back().ops != 1) ok = false;
   if (rows[2].ops != 0) ok = false;
-  if (rows[3].ops != kChanged) ok = false;
-  if (rows[5].ops != kChanged) ok = false;
-  if (rows[6].ops != kServices * (1 + kReals)) ok = false;
+  if (rows[3].ops != n_changed) ok = false;
+  if (rows[5].ops != n_changed) ok = false;
+  if (rows[6].ops != services * (1 + kReals)) ok = false;
   if (rows[7].ops != 1) ok = false;  // one dump
   const bool fast = pct(rows[3].ms, 0.5) < 50.0;
 
   std::ostringstream out;
   char line[200];
-  snprintf(line, sizeof line, "IPVS plan benchmark: %zu services x %zu real servers, %d runs\n",
-           kServices, kReals, runs);
+  snprintf(line, sizeof line, "IPVS plan benchmark: %zu services x %zu real servers, %d run(s)%s\n",
+           services, kReals, runs, smoke ? " (smoke: TANDEM_BENCH_SMOKE=1)" : "");
   out << line;
   snprintf(line, sizeof line, "| %-42s | %6s | %9s | %9s | %9s |\n", "step", "ops", "median ms",
            "p99 ms", "max ms");
@@ -211,13 +217,14 @@ int main() {
              pct(r.ms, 0.5), pct(r.ms, 0.99), pct(r.ms, 1.0));
     out << line;
   }
-  out << "plan of a 1% change under 50 ms: " << (fast ? "yes" : "NO") << "\n";
-  if (!ok) out << "UNEXPECTED op counts (see the ops column)\n";
+  out << "goal: plan of a 1% change under 50 ms (median): " << (fast ? "MET" : "MISSED")
+      << " (reported, not enforced: a benchmark measures)\n";
+  if (!ok) out << "FAIL: UNEXPECTED op counts (see the ops column)\n";
   std::fputs(out.str().c_str(), stdout);
   if (const char* dir = std::getenv("TANDEM_REPORT_DIR")) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     std::ofstream(std::string(dir) + "/ipvs_plan_bench.txt") << out.str();
   }
-  return ok && fast ? 0 : 1;
+  return ok ? 0 : 1;
 }
