@@ -1,14 +1,16 @@
 // A hostile local user's request flood against tandemd's admin channel, for lab_admin_hostile
 // (issue 13): a test tool, never installed. Run as an unprivileged user, it connects over libqb
-// IPC like `tandem` and, for --seconds, sends what the protocol must refuse without harm: bodies
-// far over the 4 KiB cap, JSON that does not parse, unknown request ids, a body with a NUL, and
-// changes it may not make. Each connection carries a few; new ones are opened all along. Prints
-// "flood sent=N answered=M connections=C" at the end.
+// IPC like `tandem` and, until the file --until names exists (the test has what it needs) or
+// --seconds have passed, sends what the protocol must refuse without harm: bodies far over the
+// 4 KiB cap, JSON that does not parse, unknown request ids, a body with a NUL, and changes it may
+// not make. Each connection carries a few; new ones are opened all along. Prints "flood sent=N
+// answered=M connections=C" at the end.
 // With --hold S (run as root), it is the victim of the injection race instead: it connects,
 // waits S seconds with the connection open and silent (its request socket open to anyone who
 // finds it), then asks for the status and prints "hold answered=ID" with the id of the request
 // its answer is for: 1 (status) unless an injected request was carried out in its name.
 #include <qb/qbipcc.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -42,7 +44,9 @@ int main(int argc, char** argv) {
   std::string name = "tandem";
   int seconds = 10;
   app.add_option("--name", name, "the admin channel's name");
-  app.add_option("--seconds", seconds, "how long to flood");
+  app.add_option("--seconds", seconds, "how long to flood at most");
+  std::string until;
+  app.add_option("--until", until, "flood until this file exists");
   int hold = 0;
   app.add_option("--hold", hold, "be the victim: hold a silent connection this many seconds");
   CLI11_PARSE(app, argc, argv);
@@ -86,7 +90,8 @@ int main(int argc, char** argv) {
   uint64_t sent = 0, answered = 0, connections = 0;
   std::vector<char> reply(tandem::ipc::kMaxMessageSize);
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < end) {
+  while (std::chrono::steady_clock::now() < end &&
+         (until.empty() || ::access(until.c_str(), F_OK) != 0)) {
     qb_ipcc_connection_t* c = qb_ipcc_connect(name.c_str(), tandem::ipc::kMaxMessageSize);
     if (c == nullptr) continue;  // refused (the per-user budget): try again
     ++connections;
