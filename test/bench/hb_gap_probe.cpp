@@ -1,5 +1,5 @@
 // hb_gap_probe: how evenly a director's UDP heartbeats arrive (issue 9's benchmark,
-// test/vm/tests/heartbeat_bench).
+// test/vm/bench/heartbeat_bench).
 //
 //   hb_gap_probe --listen 198.51.100.100:5420 --from 198.51.100.11 [--duration-s 60]
 //                [--threshold-ms 250] [--phase NAME]...
