@@ -14,6 +14,10 @@
 #   own deadlines (20 s for lab_up's holders, 10 s for corosync_start) are set for the host.
 #   Use it in tests that check function, not timing; a timing test keeps native deadlines and
 #   judges with the VM's numbers.
+#   lab.sh's lab_within (a wait whose deadline is the timers that bound the event plus
+#   LAB_SETTLE_MARGIN_MS, for the settle polls' process starts) keeps its timers as they are
+#   there: only its margin is scaled (8 s x 5 = 40 s under TCG), and LAB_WITHIN says so. (lab.sh's
+#   LAB_LOAD_MARGIN_MS, for durations the daemons stamp, is scaled by lab.sh itself.)
 
 vm_skip() {
   if [[ ${TANDEM_TEST_NO_SKIP:-0} == 1 ]]; then
@@ -52,6 +56,19 @@ vm_slow_lab_deadlines() {
     ms=$(((10#${sec:-0} * 1000 + 10#${frac:0:3}) * ${TANDEM_VM_DEADLINE_SCALE:-5}))
     printf -v t '%d.%03d' $((ms / 1000)) $((ms % 1000))
     _vm_native_wait_until "$t" "$@"
+  }
+  # shellcheck disable=SC2317  # called by the tests
+  lab_within() {  # lab.sh's, with the margin scaled and the timers not: see above
+    local terms=() ms margin=$((LAB_SETTLE_MARGIN_MS * ${TANDEM_VM_DEADLINE_SCALE:-5}))
+    while (($#)) && [[ $1 != -- ]]; do terms+=("$1"); shift; done
+    shift
+    _lab_terms "${terms[@]}"
+    ms=$((REPLY_MS + margin))
+    lab_ms_text "$margin"
+    printf -v LAB_WITHIN 'within %d.%d s (%s%s settle margin: %d ms x %d under TCG)' $((ms / 1000)) \
+      $((ms % 1000 / 100)) "${REPLY_TEXT:+$REPLY_TEXT + }" "$REPLY" "$LAB_SETTLE_MARGIN_MS" \
+      "${TANDEM_VM_DEADLINE_SCALE:-5}"
+    _vm_native_wait_until "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))" "$@"
   }
 }
 
