@@ -7,7 +7,8 @@
 # vm_need_systemd: skips unless PID 1 is systemd (test/vm/suite --systemd boots the VM so; the
 #   tests in test/vm/systemd-tests/ call it first).
 # vm_relocate_keepalived SAMPLE [FROM=TO...]: a keepalived sample with the lab's addresses
-#   (at the end of this file); vm_first_node_as NAME: an import with NAME as its first node.
+#   (at the end of this file); vm_first_node_as NAME: an import with NAME as its first node;
+#   vm_keepalived_silent_checks: its checks unable to conclude for 10 minutes.
 # vm_slow_lab_deadlines: inside the VM (TANDEM_VM_GUEST=1, set by test/vm/guest-init), multiplies
 #   every deadline of lab.sh's wait_until by TANDEM_VM_DEADLINE_SCALE (default 5). Under TCG
 #   each process start costs 5-10 times what it does natively (test/vm/README.md), and lab.sh's
@@ -111,4 +112,20 @@ vm_relocate_keepalived() {
 vm_first_node_as() {
   awk -v name="$1" '/^\[\[node\]\]/ { n++ }
     n == 1 && !done && /^name = / { print "name = \"" name "\""; done = 1; next } { print }'
+}
+
+# vm_keepalived_silent_checks < CONF > CONF: the same keepalived config with every check unable to
+# conclude within 10 minutes: delay_loop 600 in every virtual_server (and where it was set),
+# connect_timeout 600 at the top of every checker but MISC_CHECK (whose timeout is delay_loop's
+# then; every connect_timeout, misc_timeout and delay_loop of the sample removed), so a
+# silent real server is seen down no sooner than that, under keepalived and under tandem's import
+# of it (check.interval and check.timeout 10 min). For a
+# test that compares the tables the daemons build at start: then no check's clock, which a slow
+# VM can outrun, races the reading of the tables.
+vm_keepalived_silent_checks() {
+  perl -pe '
+    if (/^\s*(delay_loop|connect_timeout|misc_timeout)\s/) { $_ = ""; next }
+    s/^(\s*virtual_server\s.*\{\s*)$/$1    delay_loop 600\n/;
+    s/^(\s*(?:(?!MISC_)[A-Z]+_CHECK|HTTP_GET|SSL_GET)\s*\{\s*)$/$1    connect_timeout 600\n/;
+  '
 }
