@@ -193,6 +193,9 @@ Actions ClusterCore::onDaemonLeft(Time now, const std::string& peer) {
 
 Actions ClusterCore::onNodeLeft(Time now, const std::string& peer) {
   Actions out;
+  // A peer already past its deadline was lost to the heartbeats' silence, whichever event the
+  // loop runs first after a stall: the tick that was due, or the ring's later verdict.
+  expirePeers(now, out);
   auto it = peers_.find(peer);
   if (it != peers_.end() && it->second.alive) {
     // The ring's verdict can lag (it arrives token + consensus after the fact, possibly after

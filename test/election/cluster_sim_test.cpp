@@ -931,6 +931,28 @@ TEST_F(ClusterCoreHeal, TheFirstHeartbeatOfALostPeerIsAnnouncedOver) {
       << "once: the peer is in sight again";
 }
 
+TEST_F(ClusterCoreHeal, ARingVerdictAfterAMissedDeadlineIsLoggedAsTheSilence) {
+  // The loop stalled past lb2's deadline (t0 + dead_time): no tick ran, and the first event after
+  // the stall is corosync's membership change (token + consensus after the cut).
+  Actions out = core_.onNodeLeft(t0_ + 2200ms, "lb2");
+  std::vector<std::string> lost;
+  for (const auto& a : out) {
+    if (a.kind == Action::Kind::kLog && a.text.rfind("peer lost", 0) == 0) lost.push_back(a.text);
+  }
+  EXPECT_EQ(lost, std::vector<std::string>{
+                      "peer lost node=lb2 reason=\"no heartbeat for dead_time\" held_resources=no"});
+}
+
+TEST_F(ClusterCoreHeal, ARingVerdictBeforeTheDeadlineNamesTheMembership) {
+  Actions out = core_.onNodeLeft(t0_ + 600ms, "lb2");
+  std::vector<std::string> lost;
+  for (const auto& a : out) {
+    if (a.kind == Action::Kind::kLog && a.text.rfind("peer lost", 0) == 0) lost.push_back(a.text);
+  }
+  EXPECT_EQ(lost, std::vector<std::string>{"peer lost node=lb2 reason=\"left the corosync "
+                                           "membership\" held_resources=no"});
+}
+
 TEST_F(ClusterCoreHeal, APeerNeverLostIsNoReasonToAnnounce) {
   EXPECT_FALSE(
       has(core_.onHeartbeat(t0_ + 200ms, backupBeat("lb2", 1000)), Action::Kind::kReannounce));
