@@ -2,7 +2,9 @@
 # Files that are not configs at all, made here rather than committed: empty, binary, invalid
 # UTF-8, 10 MB, just under and just over the 1 MiB limit, nested past the parser's limit, tens of
 # thousands of errors, a directory, a missing file. The program must refuse each one with exit 1
-# and a FILE:LINE:COL error, within 10 seconds, and never crash (exit >= 128) or hang.
+# and a FILE:LINE:COL error, and never crash (exit >= 128) or hang. A hang is no exit within
+# HANG_S (120 s): the slowest file takes 0.2 s in the release build and 2.4 s under ASan on an
+# idle machine, so only a program that never ends, not a loaded one, meets the limit.
 #
 # usage: run_hostile_files.sh tandem|tandemd BINARY
 set -u
@@ -30,6 +32,7 @@ cd "$work" || exit 1
 
 fail=0
 total=0
+HANG_S=120
 
 # check NAME SECONDS [EXACT_FIRST_LINE | ~REGEX_FIRST_LINE]
 # Runs the program on NAME (relative, in $work) and checks exit 1, a first stderr line of the
@@ -39,14 +42,14 @@ check() {
   total=$((total + 1))
   local start end rc first rest
   start=$(date +%s)
-  timeout -k 5 10 "${cmd[@]}" "$name" >stdout 2>stderr
+  timeout -k 5 "$HANG_S" "${cmd[@]}" "$name" >stdout 2>stderr
   rc=$?
   end=$(date +%s)
   first=$(head -n 1 stderr)
   rest=${first#"$name:"}
   local problem=""
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    problem="it hung: no exit within 10 s"
+    problem="it hung: no exit within $HANG_S s"
   elif [ "$rc" -ge 128 ]; then
     problem="it crashed: exit $rc (signal $((rc - 128)))"
   elif [ "$rc" -ne 1 ]; then
@@ -119,7 +122,7 @@ check deep-array.conf '~^1:[0-9]+: TOML syntax error: '
 { printf 'a = '; yes '{ b = ' | head -n 50000 | tr -d '\n'; } >deep-table.conf
 check deep-table.conf '~^1:[0-9]+: TOML syntax error: '
 
-# 50000 unknown tables: 50002 errors, all listed, in well under the timeout.
+# 50000 unknown tables: 50002 errors, all listed (quadratic work here would be the hang).
 seq 1 50000 | sed 's/^/[t/; s/$/]/' >many-errors.conf
 check many-errors.conf '1:1: the file has no [cluster] table; add one with at least name = "..."'
 if ! grep -qx 'many-errors.conf: 50002 errors' stderr && [ "$kind" = tandem ]; then
