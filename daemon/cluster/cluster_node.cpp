@@ -582,8 +582,8 @@ void ClusterNode::onFrame(std::span<const uint8_t> bytes, const std::string& pat
   wire::Checked<wire::Message> m = receiver_.receive(bytes, keys_, came_from);
   if (!m) {
     std::string line =
-        "frame rejected path=" + path + " reason=" + std::string(wire::name(m.rejection()));
-    if (m.rejection() == wire::Rejection::kSenderMismatch) {
+        "frame rejected path=" + path + " reason=" + std::string(wire::name(m.error()));
+    if (m.error() == wire::Rejection::kSenderMismatch) {
       line += " came_from=" + (came_from->empty() ? "an address of no peer" : *came_from);
     }
     env_.log(LogLevel::kDebug, line);

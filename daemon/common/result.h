@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cassert>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -26,11 +27,16 @@ inline Unexpected<Error> fail(ErrorCode code, std::string message) {
 }
 inline Unexpected<Error> fail(Error e) { return Unexpected<Error>(std::move(e)); }
 
-template <typename T>
+// A value or why there is none. E is an Error (something to report: it carries a code and a
+// message) unless the failure is data to count rather than report: the wire's Checked<T> is a
+// Result<T, Rejection>, which takes the Rejection itself (return Rejection::kTruncated;).
+template <typename T, typename E = Error>
 class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit on purpose
-  Result(Unexpected<Error> u) : v_(std::in_place_index<1>, std::move(u).error()) {}  // NOLINT
+  Result(Unexpected<E> u) : v_(std::in_place_index<1>, std::move(u).error()) {}  // NOLINT
+  template <typename U = E, std::enable_if_t<!std::is_same_v<U, Error>, int> = 0>
+  Result(E e) : v_(std::in_place_index<1>, std::move(e)) {}  // NOLINT: implicit on purpose
 
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
@@ -52,13 +58,13 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  const Error& error() const {
+  const E& error() const {
     assert(!has_value());
     return std::get<1>(v_);
   }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
 template <>

@@ -11,12 +11,12 @@ Checked<Body> decodeBody(FrameType type, ByteView payload) {
   switch (type) {
     case FrameType::kHeartbeat: {
       Checked<Heartbeat> hb = decodeHeartbeat(payload);
-      if (!hb) return hb.rejection();
+      if (!hb) return hb.error();
       return Body(std::move(hb).value());
     }
     case FrameType::kRelease: {
       Checked<Release> rel = decodeRelease(payload);
-      if (!rel) return rel.rejection();
+      if (!rel) return rel.error();
       return Body(std::move(rel).value());
     }
     case FrameType::kAdmin:
@@ -36,7 +36,7 @@ Checked<Message> FrameReceiver::receive(ByteView bytes, const KeyRing& keys,
   if (m) {
     ++counters_.accepted;
   } else {
-    counters_.count(m.rejection());
+    counters_.count(m.error());
   }
   return m;
 }
@@ -44,9 +44,9 @@ Checked<Message> FrameReceiver::receive(ByteView bytes, const KeyRing& keys,
 Checked<Message> FrameReceiver::accept(ByteView bytes, const KeyRing& keys,
                                        const std::optional<std::string>& came_from) {
   Checked<Frame> f = verifyFrame(bytes, keys, cluster_, peers_);
-  if (!f) return f.rejection();
+  if (!f) return f.error();
   Checked<Body> body = decodeBody(f->type, f->payload);
-  if (!body) return body.rejection();
+  if (!body) return body.error();
   // Before the guard: a frame that names another node must not move that node's window.
   if (came_from && *came_from != f->sender) return Rejection::kSenderMismatch;
   if (auto r = guard_.admit(f->sender, f->incarnation, f->sequence)) return *r;

@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <string_view>
 #include <utility>
-#include <variant>
+
+#include "common/result.h"
 
 // Why an incoming frame was dropped. The names are stable: they are counter labels and log
 // values (reason=bad_signature), so add new reasons at the end and never rename one.
@@ -42,42 +43,10 @@ inline constexpr std::array<Rejection, kRejectionCount> kAllRejections = {
 // "truncated", "bad_magic", ... as listed above in snake_case.
 std::string_view name(Rejection r);
 
-// A decoded value or the reason there is none. Like Result<T>, but the failure is a Rejection:
-// a frame from the network failing is data to count, not an error to report.
+// A decoded value or the reason there is none: a Result whose failure is a Rejection, as a frame
+// from the network failing is data to count, not an error to report.
 template <typename T>
-class [[nodiscard]] Checked {
- public:
-  Checked(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
-  Checked(Rejection r) : v_(std::in_place_index<1>, r) {}             // NOLINT: implicit
-
-  bool has_value() const { return v_.index() == 0; }
-  explicit operator bool() const { return has_value(); }
-
-  T& value() & {
-    assert(has_value());
-    return std::get<0>(v_);
-  }
-  const T& value() const& {
-    assert(has_value());
-    return std::get<0>(v_);
-  }
-  T&& value() && {
-    assert(has_value());
-    return std::get<0>(std::move(v_));
-  }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-
-  Rejection rejection() const {
-    assert(!has_value());
-    return std::get<1>(v_);
-  }
-
- private:
-  std::variant<T, Rejection> v_;
-};
+using Checked = Result<T, Rejection>;
 
 // What a receiver did with the frames it was handed, for `tandem status` and the metrics.
 struct FrameCounters {

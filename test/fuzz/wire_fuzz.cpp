@@ -54,7 +54,7 @@ void checkReceiver(ByteView b) {
   Checked<Message> first = rx.receive(b, ring());
   Checked<Message> second = rx.receive(b, ring());
   if (second) __builtin_trap();
-  if (first && second.rejection() != Rejection::kReplayed) __builtin_trap();
+  if (first && second.error() != Rejection::kReplayed) __builtin_trap();
   const FrameCounters& c = rx.counters();
   if (c.accepted + c.rejectedTotal() != 2) __builtin_trap();
   if (first && first->frame.type == FrameType::kHeartbeat &&
@@ -156,8 +156,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Checked<Frame> v = verifyFrame(resigned, ring(), "web", peers());
   if (v) {
     if (f->cluster != "web" || !peers().contains(f->sender)) __builtin_trap();
-  } else if (v.rejection() != Rejection::kWrongCluster &&
-             v.rejection() != Rejection::kUnknownNode) {
+  } else if (v.error() != Rejection::kWrongCluster &&
+             v.error() != Rejection::kUnknownNode) {
     __builtin_trap();  // a correctly signed, well-formed frame fails only on these
   }
   checkReceiver(resigned);

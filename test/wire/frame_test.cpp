@@ -24,7 +24,7 @@ TEST(Frame, HeartbeatRoundTrips) {
   KeyRing ring = ringWith({1}, 1);
   Frame f = heartbeatFrame();
   Checked<Frame> back = verify(seal(f, ring), ring);
-  ASSERT_TRUE(back) << name(back.rejection());
+  ASSERT_TRUE(back) << name(back.error());
   f.key_id = 1;
   EXPECT_EQ(*back, f);
 }
@@ -35,7 +35,7 @@ TEST(Frame, ReleaseRoundTrips) {
   f.type = FrameType::kRelease;
   f.payload = *encodeRelease(Release{ReleaseKind::kRequest, "lb2", 99});
   Checked<Frame> back = verify(seal(f, ring), ring);
-  ASSERT_TRUE(back) << name(back.rejection());
+  ASSERT_TRUE(back) << name(back.error());
   f.key_id = 1;
   EXPECT_EQ(*back, f);
 }
@@ -46,7 +46,7 @@ TEST(Frame, AdminRoundTripsWithOpaquePayload) {
   f.type = FrameType::kAdmin;
   f.payload = {0xde, 0xad, 0xbe, 0xef};
   Checked<Frame> back = verify(seal(f, ring), ring);
-  ASSERT_TRUE(back) << name(back.rejection());
+  ASSERT_TRUE(back) << name(back.error());
   f.key_id = 1;
   EXPECT_EQ(*back, f);
 }
@@ -59,7 +59,7 @@ TEST(Frame, LimitsRoundTrip) {
   Bytes b = seal(f, ring);
   EXPECT_EQ(b.size(), kMaxFrameBytes);
   Checked<Frame> back = verifyFrame(b, ring, f.cluster, NodeSet{f.sender});
-  ASSERT_TRUE(back) << name(back.rejection());
+  ASSERT_TRUE(back) << name(back.error());
   f.key_id = 1;
   EXPECT_EQ(*back, f);
 }
@@ -120,7 +120,7 @@ TEST(Frame, EveryTruncationIsRejectedAsTruncated) {
   for (size_t len = 0; len < b.size(); ++len) {
     Checked<Frame> f = decodeFrame(ByteView(b).first(len));
     ASSERT_FALSE(f) << "length " << len;
-    EXPECT_EQ(f.rejection(), Rejection::kTruncated) << "length " << len;
+    EXPECT_EQ(f.error(), Rejection::kTruncated) << "length " << len;
   }
 }
 
@@ -128,15 +128,15 @@ TEST(Frame, WrongMagicIsBadMagic) {
   KeyRing ring = ringWith({1}, 1);
   Bytes b = seal(heartbeatFrame(), ring);
   b[3] = 'X';
-  EXPECT_EQ(decodeFrame(b).rejection(), Rejection::kBadMagic);
-  EXPECT_EQ(decodeFrame(testing::textBytes("GET / HTTP/1.1\r\n")).rejection(),
+  EXPECT_EQ(decodeFrame(b).error(), Rejection::kBadMagic);
+  EXPECT_EQ(decodeFrame(testing::textBytes("GET / HTTP/1.1\r\n")).error(),
             Rejection::kBadMagic);
 }
 
 TEST(Frame, OtherVersionsAreUnknownVersionWhateverFollows) {
   for (uint8_t v : {0, 2, 255}) {
     Bytes b = {'T', 'N', 'D', 'M', v};  // nothing after the version is read
-    EXPECT_EQ(decodeFrame(b).rejection(), Rejection::kUnknownVersion) << int(v);
+    EXPECT_EQ(decodeFrame(b).error(), Rejection::kUnknownVersion) << int(v);
   }
 }
 
@@ -145,27 +145,27 @@ TEST(Frame, UnknownTypesAreUnknownType) {
   for (uint8_t t : {0, 4, 255}) {
     Bytes b = seal(heartbeatFrame(), ring);
     b[5] = t;
-    EXPECT_EQ(decodeFrame(b).rejection(), Rejection::kUnknownType) << int(t);
+    EXPECT_EQ(decodeFrame(b).error(), Rejection::kUnknownType) << int(t);
   }
 }
 
 TEST(Frame, InputLongerThanAnyFrameIsOversized) {
   Bytes b(kMaxFrameBytes + 1, 0);
-  EXPECT_EQ(decodeFrame(b).rejection(), Rejection::kOversized);
+  EXPECT_EQ(decodeFrame(b).error(), Rejection::kOversized);
 }
 
 TEST(Frame, BytesAfterTheMacAreOversized) {
   KeyRing ring = ringWith({1}, 1);
   Bytes b = seal(heartbeatFrame(), ring);
   b.push_back(0);
-  EXPECT_EQ(decodeFrame(b).rejection(), Rejection::kOversized);
+  EXPECT_EQ(decodeFrame(b).error(), Rejection::kOversized);
 }
 
 TEST(Frame, SenderNameOverItsLimitIsOversized) {
   KeyRing ring = ringWith({1}, 1);
   Bytes b = seal(heartbeatFrame(), ring);
   b[14] = kMaxNodeNameBytes + 1;  // after magic, version, type, flags, key id, "\x03web"
-  EXPECT_EQ(decodeFrame(b).rejection(), Rejection::kOversized);
+  EXPECT_EQ(decodeFrame(b).error(), Rejection::kOversized);
 }
 
 TEST(Frame, PayloadLengthOverItsLimitIsOversized) {
@@ -174,7 +174,7 @@ TEST(Frame, PayloadLengthOverItsLimitIsOversized) {
   size_t len_at = 10 + 4 + 4 + 16;
   b[len_at] = static_cast<uint8_t>((kMaxPayloadBytes + 1) >> 8);
   b[len_at + 1] = static_cast<uint8_t>(kMaxPayloadBytes + 1);
-  EXPECT_EQ(decodeFrame(b).rejection(), Rejection::kOversized);
+  EXPECT_EQ(decodeFrame(b).error(), Rejection::kOversized);
 }
 
 // --- verification ---
@@ -183,7 +183,7 @@ TEST(Frame, ForgedWithAnotherSecretIsBadSignature) {
   KeyRing ours = ringWith({1}, 1);
   KeyRing forger;
   ASSERT_TRUE(forger.add(1, testing::textBytes("not the cluster's secret at all")));
-  EXPECT_EQ(verify(seal(heartbeatFrame(), forger), ours).rejection(), Rejection::kBadSignature);
+  EXPECT_EQ(verify(seal(heartbeatFrame(), forger), ours).error(), Rejection::kBadSignature);
 }
 
 TEST(Frame, AnySingleFlippedBitIsRejected) {
@@ -206,21 +206,21 @@ TEST(Frame, FlippedBitsInSignedFieldsAreCaughtByTheMac) {
   for (size_t i : {6u, 7u, 18u, 22u, 30u, 40u, 57u, 88u}) {
     Bytes b = good;
     b[i] ^= 0x10;
-    EXPECT_EQ(verify(b, ring).rejection(), Rejection::kBadSignature) << "byte " << i;
+    EXPECT_EQ(verify(b, ring).error(), Rejection::kBadSignature) << "byte " << i;
   }
 }
 
 TEST(Frame, KeyIdNotInTheRingIsUnknownKey) {
   KeyRing sender = ringWith({1, 3}, 3);
   KeyRing receiver = ringWith({1}, 1);
-  EXPECT_EQ(verify(seal(heartbeatFrame(), sender), receiver).rejection(), Rejection::kUnknownKey);
+  EXPECT_EQ(verify(seal(heartbeatFrame(), sender), receiver).error(), Rejection::kUnknownKey);
 }
 
 TEST(Frame, SameKeyOtherClusterIsWrongCluster) {
   KeyRing ring = ringWith({1}, 1);
   Frame f = heartbeatFrame();
   f.cluster = "db";
-  EXPECT_EQ(verify(seal(f, ring), ring).rejection(), Rejection::kWrongCluster);
+  EXPECT_EQ(verify(seal(f, ring), ring).error(), Rejection::kWrongCluster);
 }
 
 TEST(Frame, RenamingTheClusterInTransitBreaksTheMac) {
@@ -230,18 +230,18 @@ TEST(Frame, RenamingTheClusterInTransitBreaksTheMac) {
   f.cluster = "wex";
   Bytes b = seal(f, ring);
   b[13] = 'b';
-  EXPECT_EQ(verify(b, ring).rejection(), Rejection::kBadSignature);
+  EXPECT_EQ(verify(b, ring).error(), Rejection::kBadSignature);
 }
 
 TEST(Frame, SenderNotAmongPeersIsUnknownNode) {
   KeyRing ring = ringWith({1}, 1);
-  EXPECT_EQ(verify(seal(heartbeatFrame("lb9"), ring), ring).rejection(), Rejection::kUnknownNode);
+  EXPECT_EQ(verify(seal(heartbeatFrame("lb9"), ring), ring).error(), Rejection::kUnknownNode);
 }
 
 TEST(Frame, OurOwnFrameReflectedBackIsUnknownNode) {
   KeyRing ring = ringWith({1}, 1);
   Bytes ours = seal(heartbeatFrame("lb1"), ring);  // we are lb1; our peers are lb2 only
-  EXPECT_EQ(verifyFrame(ours, ring, "web", NodeSet{"lb2"}).rejection(), Rejection::kUnknownNode);
+  EXPECT_EQ(verifyFrame(ours, ring, "web", NodeSet{"lb2"}).error(), Rejection::kUnknownNode);
 }
 
 TEST(Frame, EmptySenderNameDecodesButIsUnknownNode) {
@@ -256,7 +256,7 @@ TEST(Frame, EmptySenderNameDecodesButIsUnknownNode) {
   ASSERT_TRUE(mac);
   b.insert(b.end(), mac->begin(), mac->end());
   ASSERT_TRUE(decodeFrame(b));
-  EXPECT_EQ(verify(b, ring).rejection(), Rejection::kUnknownNode);
+  EXPECT_EQ(verify(b, ring).error(), Rejection::kUnknownNode);
 }
 
 TEST(Frame, DecodeGivesBackExactlyTheSignedBytes) {

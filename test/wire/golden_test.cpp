@@ -110,19 +110,19 @@ TEST(WireGolden, PinnedBytesDecodeAndVerify) {
   NodeSet peers = {"lb1"};
   Bytes hb_bytes = fromHex(kHeartbeatFrameHex);
   Checked<Frame> hb = verifyFrame(hb_bytes, ring, "web", peers);
-  ASSERT_TRUE(hb) << name(hb.rejection());
+  ASSERT_TRUE(hb) << name(hb.error());
   EXPECT_EQ(hb->key_id, 1);
   EXPECT_EQ(hb->sequence, 42u);
   EXPECT_EQ(decodeHeartbeat(hb->payload).value(), testing::sampleHeartbeat());
 
   Bytes older = fromHex(kHeartbeatFrameBeforeOperatorFieldsHex);
   Checked<Frame> old_hb = verifyFrame(older, ring, "web", peers);
-  ASSERT_TRUE(old_hb) << name(old_hb.rejection());
+  ASSERT_TRUE(old_hb) << name(old_hb.error());
   EXPECT_EQ(decodeHeartbeat(old_hb->payload).value(), testing::sampleHeartbeat());
 
   Bytes rel_bytes = fromHex(kReleaseFrameHex);
   Checked<Frame> rel = verifyFrame(rel_bytes, ring, "web", peers);
-  ASSERT_TRUE(rel) << name(rel.rejection());
+  ASSERT_TRUE(rel) << name(rel.error());
   EXPECT_EQ(rel->key_id, 2);
   EXPECT_EQ(decodeRelease(rel->payload).value(), (Release{ReleaseKind::kReleased, "lb2", 8}));
 }

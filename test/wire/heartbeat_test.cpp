@@ -113,17 +113,17 @@ TEST(Heartbeat, AMalformedDrainSectionIsABadPayload) {
   const size_t without = encodeHeartbeat(sampleHeartbeat())->size();
   for (size_t cut = without + 1; cut < good.size(); ++cut) {
     Bytes b(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut));
-    EXPECT_EQ(decodeHeartbeat(b).rejection(), Rejection::kBadPayload) << "cut at " << cut;
+    EXPECT_EQ(decodeHeartbeat(b).error(), Rejection::kBadPayload) << "cut at " << cut;
   }
   Bytes zero_generation = good;
   for (size_t i = 0; i < 8; ++i) zero_generation[without + i] = 0;
-  EXPECT_EQ(decodeHeartbeat(zero_generation).rejection(), Rejection::kBadPayload);
+  EXPECT_EQ(decodeHeartbeat(zero_generation).error(), Rejection::kBadPayload);
   Bytes too_many = good;
   too_many[without + 8] = 17;
-  EXPECT_EQ(decodeHeartbeat(too_many).rejection(), Rejection::kBadPayload);
+  EXPECT_EQ(decodeHeartbeat(too_many).error(), Rejection::kBadPayload);
   Bytes bad_protocol = good;
   bad_protocol[without + 9] = 99;
-  EXPECT_EQ(decodeHeartbeat(bad_protocol).rejection(), Rejection::kBadPayload);
+  EXPECT_EQ(decodeHeartbeat(bad_protocol).error(), Rejection::kBadPayload);
 }
 
 TEST(Heartbeat, APayloadFromASenderWithoutMovesReadsAsNoMove) {
@@ -186,7 +186,7 @@ TEST(Heartbeat, EveryShorterPayloadIsBadPayload) {
     }
     Checked<Heartbeat> hb = decodeHeartbeat(ByteView(b).first(len));
     ASSERT_FALSE(hb) << "length " << len;
-    EXPECT_EQ(hb.rejection(), Rejection::kBadPayload);
+    EXPECT_EQ(hb.error(), Rejection::kBadPayload);
   }
 }
 
@@ -239,7 +239,7 @@ TEST(Heartbeat, OutOfRangeFieldsAreBadPayload) {
   Bytes move = good;
   move[interval_at + 4 + 8] = 65;  // a move target longer than a node name
   for (const Bytes& b : {role, health, view, interval, move}) {
-    EXPECT_EQ(decodeHeartbeat(b).rejection(), Rejection::kBadPayload);
+    EXPECT_EQ(decodeHeartbeat(b).error(), Rejection::kBadPayload);
   }
 }
 

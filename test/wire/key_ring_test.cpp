@@ -96,7 +96,7 @@ TEST(KeyRotation, AfterTheOldKeyIsRemovedItsFramesAreUnknownKey) {
   KeyRing old_sender = testing::ringWith({1}, 1);
   KeyRing receiver = testing::ringWith({1, 2}, 2);
   ASSERT_TRUE(receiver.remove(1));
-  EXPECT_EQ(verifyFrame(seal(heartbeatFrame(), old_sender), receiver, "web", peers()).rejection(),
+  EXPECT_EQ(verifyFrame(seal(heartbeatFrame(), old_sender), receiver, "web", peers()).error(),
             Rejection::kUnknownKey);
 }
 
@@ -105,7 +105,7 @@ TEST(KeyRotation, SameIdWithADifferentSecretIsBadSignature) {
   KeyRing sender;
   ASSERT_TRUE(sender.add(2, key1()));
   KeyRing receiver = testing::ringWith({1, 2}, 1);
-  EXPECT_EQ(verifyFrame(seal(heartbeatFrame(), sender), receiver, "web", peers()).rejection(),
+  EXPECT_EQ(verifyFrame(seal(heartbeatFrame(), sender), receiver, "web", peers()).error(),
             Rejection::kBadSignature);
 }
 

@@ -25,7 +25,7 @@ class FrameReceiverTest : public ::testing::Test {
 
 TEST_F(FrameReceiverTest, AcceptsAHeartbeatAndDecodesItsBody) {
   Checked<Message> m = rx_.receive(heartbeatFromLb2(), ring_);
-  ASSERT_TRUE(m) << name(m.rejection());
+  ASSERT_TRUE(m) << name(m.error());
   EXPECT_EQ(m->frame.sender, "lb2");
   EXPECT_EQ(std::get<Heartbeat>(m->body), sampleHeartbeat());
   EXPECT_EQ(rx_.counters().accepted, 1u);
@@ -50,7 +50,7 @@ TEST_F(FrameReceiverTest, CapturedFrameReplayedIsRejected) {
   ASSERT_TRUE(rx_.receive(heartbeatFromLb2(), ring_));
   Checked<Message> again = rx_.receive(captured, ring_);
   ASSERT_FALSE(again);
-  EXPECT_EQ(again.rejection(), Rejection::kReplayed);
+  EXPECT_EQ(again.error(), Rejection::kReplayed);
   EXPECT_EQ(rx_.counters().of(Rejection::kReplayed), 1u);
 }
 
@@ -58,7 +58,7 @@ TEST_F(FrameReceiverTest, FramesFromAnEarlierRunAreStaleAfterTheRestart) {
   Bytes old_run = heartbeatFromLb2();
   FrameSealer restarted{"web", "lb2", makeIncarnation(1700000060000, 3)};
   ASSERT_TRUE(rx_.receive(*restarted.sealHeartbeat(sampleHeartbeat(), ring_), ring_));
-  EXPECT_EQ(rx_.receive(old_run, ring_).rejection(), Rejection::kStaleIncarnation);
+  EXPECT_EQ(rx_.receive(old_run, ring_).error(), Rejection::kStaleIncarnation);
 }
 
 TEST_F(FrameReceiverTest, BothPathsSealedSeparatelyAreBothAcceptedInOrder) {
@@ -66,16 +66,16 @@ TEST_F(FrameReceiverTest, BothPathsSealedSeparatelyAreBothAcceptedInOrder) {
   Bytes udp = heartbeatFromLb2();
   EXPECT_TRUE(rx_.receive(cpg, ring_));
   EXPECT_TRUE(rx_.receive(udp, ring_));
-  EXPECT_EQ(rx_.receive(cpg, ring_).rejection(), Rejection::kReplayed);
+  EXPECT_EQ(rx_.receive(cpg, ring_).error(), Rejection::kReplayed);
 }
 
 TEST_F(FrameReceiverTest, AFrameOlderThanOneAlreadyTakenIsSupersededNotApplied) {
   Bytes late_cpg = heartbeatFromLb2();  // sealed first, delivered last
   Bytes udp = heartbeatFromLb2();
   EXPECT_TRUE(rx_.receive(udp, ring_));
-  EXPECT_EQ(rx_.receive(late_cpg, ring_).rejection(), Rejection::kSuperseded);
+  EXPECT_EQ(rx_.receive(late_cpg, ring_).error(), Rejection::kSuperseded);
   EXPECT_EQ(rx_.counters().of(Rejection::kSuperseded), 1u);
-  EXPECT_EQ(rx_.receive(late_cpg, ring_).rejection(), Rejection::kReplayed) << "and only once";
+  EXPECT_EQ(rx_.receive(late_cpg, ring_).error(), Rejection::kReplayed) << "and only once";
   EXPECT_TRUE(rx_.receive(heartbeatFromLb2(), ring_)) << "what follows is taken";
 }
 
@@ -83,9 +83,9 @@ TEST_F(FrameReceiverTest, AFrameNamingAnotherNodeThanItsPathIsSenderMismatch) {
   // lb2's key-holding neighbour speaks for lb2 from lb3's path: refused before the guard, so
   // that it cannot move lb2's window either.
   FrameSealer big{"web", "lb2", makeIncarnation(1700000000000, 7), uint64_t{1} << 40};
-  EXPECT_EQ(rx_.receive(*big.sealHeartbeat(sampleHeartbeat(), ring_), ring_, "lb3").rejection(),
+  EXPECT_EQ(rx_.receive(*big.sealHeartbeat(sampleHeartbeat(), ring_), ring_, "lb3").error(),
             Rejection::kSenderMismatch);
-  EXPECT_EQ(rx_.receive(heartbeatFromLb2(), ring_, "").rejection(), Rejection::kSenderMismatch)
+  EXPECT_EQ(rx_.receive(heartbeatFromLb2(), ring_, "").error(), Rejection::kSenderMismatch)
       << "an address that is no peer's";
   EXPECT_EQ(rx_.guard().window("lb2"), nullptr);
   EXPECT_TRUE(rx_.receive(heartbeatFromLb2(), ring_, "lb2"));
@@ -97,7 +97,7 @@ TEST_F(FrameReceiverTest, ForgedFrameDoesNotMoveTheWindow) {
   KeyRing forger;
   ASSERT_TRUE(forger.add(1, testing::textBytes("guessed secret, wrong of course")));
   FrameSealer fake{"web", "lb2", ~uint64_t{0}, uint64_t{1} << 63};
-  EXPECT_EQ(rx_.receive(*fake.sealHeartbeat(sampleHeartbeat(), forger), ring_).rejection(),
+  EXPECT_EQ(rx_.receive(*fake.sealHeartbeat(sampleHeartbeat(), forger), ring_).error(),
             Rejection::kBadSignature);
   EXPECT_EQ(rx_.guard().window("lb2"), nullptr);
   EXPECT_TRUE(rx_.receive(heartbeatFromLb2(), ring_));
@@ -105,7 +105,7 @@ TEST_F(FrameReceiverTest, ForgedFrameDoesNotMoveTheWindow) {
 
 TEST_F(FrameReceiverTest, AuthenticFrameWithABadPayloadIsBadPayloadAndNotRecorded) {
   Bytes junk = {0x09};  // role 9, and too short anyway
-  EXPECT_EQ(rx_.receive(*lb2_.seal(FrameType::kHeartbeat, junk, ring_), ring_).rejection(),
+  EXPECT_EQ(rx_.receive(*lb2_.seal(FrameType::kHeartbeat, junk, ring_), ring_).error(),
             Rejection::kBadPayload);
   EXPECT_EQ(rx_.guard().window("lb2"), nullptr);
 }
@@ -138,9 +138,9 @@ TEST_F(FrameReceiverTest, ReloadKeepsWindowsOfPeersThatStay) {
   FrameSealer lb3{"web", "lb3", 1};
   ASSERT_TRUE(rx_.receive(*lb3.sealHeartbeat(sampleHeartbeat(), ring_), ring_));
   rx_.setPeers(NodeSet{"lb2", "lb4"});
-  EXPECT_EQ(rx_.receive(captured, ring_).rejection(), Rejection::kReplayed);
+  EXPECT_EQ(rx_.receive(captured, ring_).error(), Rejection::kReplayed);
   EXPECT_EQ(rx_.guard().window("lb3"), nullptr);
-  EXPECT_EQ(rx_.receive(*lb3.sealHeartbeat(sampleHeartbeat(), ring_), ring_).rejection(),
+  EXPECT_EQ(rx_.receive(*lb3.sealHeartbeat(sampleHeartbeat(), ring_), ring_).error(),
             Rejection::kUnknownNode);
 }
 

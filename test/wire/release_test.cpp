@@ -33,7 +33,7 @@ TEST(Release, LongerPayloadIsAcceptedAndTheTailIgnored) {
 TEST(Release, EveryShorterPayloadIsBadPayload) {
   Bytes b = *encodeRelease(Release{ReleaseKind::kReleased, "lb2", 5});
   for (size_t len = 0; len < b.size(); ++len) {
-    EXPECT_EQ(decodeRelease(ByteView(b).first(len)).rejection(), Rejection::kBadPayload) << len;
+    EXPECT_EQ(decodeRelease(ByteView(b).first(len)).error(), Rejection::kBadPayload) << len;
   }
 }
 
@@ -42,11 +42,11 @@ TEST(Release, UnknownKindOrLongTargetIsBadPayload) {
   for (uint8_t kind : {0, 3, 255}) {
     Bytes bad = b;
     bad[0] = kind;
-    EXPECT_EQ(decodeRelease(bad).rejection(), Rejection::kBadPayload) << int(kind);
+    EXPECT_EQ(decodeRelease(bad).error(), Rejection::kBadPayload) << int(kind);
   }
   Bytes long_target = b;
   long_target[1] = 65;
-  EXPECT_EQ(decodeRelease(long_target).rejection(), Rejection::kBadPayload);
+  EXPECT_EQ(decodeRelease(long_target).error(), Rejection::kBadPayload);
 }
 
 TEST(Release, EncodeRefusesWhatDecodeWouldReject) {
