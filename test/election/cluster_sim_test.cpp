@@ -939,8 +939,9 @@ TEST_F(ClusterCoreHeal, ARingVerdictAfterAMissedDeadlineIsLoggedAsTheSilence) {
   for (const auto& a : out) {
     if (a.kind == Action::Kind::kLog && a.text.rfind("peer lost", 0) == 0) lost.push_back(a.text);
   }
-  EXPECT_EQ(lost, std::vector<std::string>{
-                      "peer lost node=lb2 reason=\"no heartbeat for dead_time\" held_resources=no"});
+  EXPECT_EQ(lost,
+            std::vector<std::string>{
+                "peer lost node=lb2 reason=\"no heartbeat for dead_time\" held_resources=no"});
 }
 
 TEST_F(ClusterCoreHeal, ARingVerdictBeforeTheDeadlineNamesTheMembership) {

@@ -156,8 +156,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Checked<Frame> v = verifyFrame(resigned, ring(), "web", peers());
   if (v) {
     if (f->cluster != "web" || !peers().contains(f->sender)) __builtin_trap();
-  } else if (v.error() != Rejection::kWrongCluster &&
-             v.error() != Rejection::kUnknownNode) {
+  } else if (v.error() != Rejection::kWrongCluster && v.error() != Rejection::kUnknownNode) {
     __builtin_trap();  // a correctly signed, well-formed frame fails only on these
   }
   checkReceiver(resigned);

@@ -129,8 +129,7 @@ TEST(Frame, WrongMagicIsBadMagic) {
   Bytes b = seal(heartbeatFrame(), ring);
   b[3] = 'X';
   EXPECT_EQ(decodeFrame(b).error(), Rejection::kBadMagic);
-  EXPECT_EQ(decodeFrame(testing::textBytes("GET / HTTP/1.1\r\n")).error(),
-            Rejection::kBadMagic);
+  EXPECT_EQ(decodeFrame(testing::textBytes("GET / HTTP/1.1\r\n")).error(), Rejection::kBadMagic);
 }
 
 TEST(Frame, OtherVersionsAreUnknownVersionWhateverFollows) {
