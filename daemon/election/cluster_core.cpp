@@ -193,22 +193,18 @@ Actions ClusterCore::onDaemonLeft(Time now, const std::string& peer) {
 
 Actions ClusterCore::onNodeLeft(Time now, const std::string& peer) {
   Actions out;
-  // A peer already past its deadline was lost to the heartbeats' silence, whichever event the
-  // loop runs first after a stall: the tick that was due, or the ring's later verdict.
+  // The ring's verdict is never dated: it comes token + consensus after the ring lost the node,
+  // possibly after the link is back (a cut that has healed: the lab saw one arrive 100 ms into
+  // the next cut and start a takeover before dead_time), or it concerns one ring link only. So
+  // it declares no peer lost on its own. A peer already past its deadline is lost to the
+  // silence now, as the tick would have (the loop may run this first after a stall); any other
+  // keeps its deadline, and the heartbeats decide.
   expirePeers(now, out);
   auto it = peers_.find(peer);
   if (it != peers_.end() && it->second.alive) {
-    // The ring's verdict can lag (it arrives token + consensus after the fact, possibly after
-    // the link is back) or concern one ring link only. A peer whose heartbeats still arrive is
-    // alive whatever the ring says: the dead timer decides, so a ring stall or a stale
-    // membership change never causes a takeover on its own.
-    if (now - it->second.last_heard < 2 * config_.heartbeat_interval) {
-      out.push_back(
-          {Action::Kind::kLog, "corosync dropped node=" + peer +
-                                   " but its heartbeats still arrive; dead_time decides"});
-    } else {
-      markLost(it->second, "left the corosync membership", out);
-    }
+    auto silent = std::chrono::duration_cast<Millis>(now - it->second.last_heard);
+    out.push_back({Action::Kind::kLog, "corosync dropped node=" + peer + " last_heartbeat_ms_ago=" +
+                                           std::to_string(silent.count()) + "; dead_time decides"});
   }
   return finish(now, std::move(out));
 }
