@@ -68,4 +68,44 @@ std::string joinAlternatives(const std::vector<std::string>& items, std::string_
   return out;
 }
 
+std::string quote(std::string_view text, size_t max, Quoting how) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if ((c >= 0x20 && c < 0x7f) || (how == Quoting::kToml && c > 0x7f)) {
+          out += static_cast<char>(c);
+        } else if (how == Quoting::kToml) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
+        } else {
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
+        }
+    }
+  }
+  out += '"';
+  if (text.size() > max) out += "...";
+  return out;
+}
+
 }  // namespace tandem

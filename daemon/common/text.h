@@ -17,4 +17,15 @@ std::optional<std::string> closestMatch(std::string_view word,
 // "a, b or c"
 std::string joinAlternatives(const std::vector<std::string>& items, std::string_view last_sep);
 
+// Where a quoted text goes: a message, a log line or a terminal (kMessage), or a TOML file that
+// the config loader reads back (kToml).
+enum class Quoting { kMessage, kToml };
+
+// text in double quotes: printable ASCII as is; \", \\, \r, \n and \t; any other byte as
+// \xNN for a message, so that nothing unprintable passes through; for TOML, control bytes as
+// \u00NN and the rest (UTF-8) as is. Past max bytes, cut and followed by "...". tandem's one
+// quoting helper (a word for /bin/sh is another language: tools/import's shellQuote).
+std::string quote(std::string_view text, size_t max = std::string_view::npos,
+                  Quoting how = Quoting::kMessage);
+
 }  // namespace tandem

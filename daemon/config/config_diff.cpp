@@ -3,18 +3,11 @@
 #include <algorithm>
 #include <map>
 
+#include "common/text.h"
+
 namespace tandem::config {
 
 namespace {
-
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out += '"';
-}
 
 std::string failbackName(FailbackPolicy p) {
   switch (p) {
@@ -42,7 +35,7 @@ std::string commandText(const std::optional<Command>& c) {
   if (!c) return "none";
   std::string out;
   for (size_t i = 0; i < c->argv.size(); ++i) out += (i ? " " : "") + c->argv[i];
-  return quoted(out);
+  return quote(out);
 }
 
 class Collector {
@@ -76,11 +69,11 @@ auto showInt = [](auto v) { return std::to_string(v); };
 
 void diffCluster(const Cluster& a, const Cluster& b, Collector& c) {
   if (a.name != b.name) {
-    c.refuse("cluster.name", quoted(a.name), quoted(b.name),
+    c.refuse("cluster.name", quote(a.name), quote(b.name),
              "every frame is signed for the cluster's name; the peers would reject this node");
   }
   if (a.group != b.group) {
-    c.refuse("cluster.group", quoted(a.group), quoted(b.group),
+    c.refuse("cluster.group", quote(a.group), quote(b.group),
              "the CPG group is joined once, at start");
   }
   if (a.heartbeat_port != b.heartbeat_port) {
@@ -123,7 +116,7 @@ void diffCluster(const Cluster& a, const Cluster& b, Collector& c) {
 
 void diffNodes(const Config& a, const Config& b, std::string_view self, Collector& c) {
   if (a.findNode(self) && !b.findNode(self)) {
-    c.refuse("node.name", quoted(self), "(none)",
+    c.refuse("node.name", quote(self), "(none)",
              "the new file has no [[node]] for this director, which runs as \"" +
                  std::string(self) + "\"");
   }
@@ -236,7 +229,8 @@ void diffVirtualServers(const std::vector<VirtualServer>& a, const std::vector<V
     }
     if (*old == vs) continue;
     c.compare(s, vs.name + ": address", old->address, vs.address, endpoint);
-    c.compare(s, vs.name + ": scheduler", old->scheduler, vs.scheduler, quoted);
+    c.compare(s, vs.name + ": scheduler", old->scheduler, vs.scheduler,
+              [](const std::string& v) { return quote(v); });
     c.compare(s, vs.name + ": persistence_timeout", old->persistence_timeout,
               vs.persistence_timeout, showDuration);
     c.compare(s, vs.name + ": fallback", old->fallback, vs.fallback, endpoint);
@@ -301,7 +295,7 @@ ReloadDiff diffReload(const Config& running, const Config& next, std::string_vie
   if (!(running.sync == next.sync)) {
     c.change("sync", std::string("enabled ") + (running.sync.enabled ? "yes" : "no") + " -> " +
                          (next.sync.enabled ? "yes" : "no") + ", interface " +
-                         quoted(next.sync.interface) + ", sync_id " +
+                         quote(next.sync.interface) + ", sync_id " +
                          std::to_string(next.sync.sync_id));
   }
   const Ipvs& ia = running.ipvs;
@@ -315,19 +309,21 @@ ReloadDiff diffReload(const Config& running, const Config& next, std::string_vie
   c.compare("ipvs", "set_sysctls", ia.set_sysctls, ib.set_sysctls,
             [](bool v) { return std::string(v ? "true" : "false"); });
   if (running.control.ipc_name != next.control.ipc_name) {
-    c.refuse("control.ipc_name", quoted(running.control.ipc_name), quoted(next.control.ipc_name),
+    c.refuse("control.ipc_name", quote(running.control.ipc_name), quote(next.control.ipc_name),
              "`tandem` finds the daemon by this name, which is published once, at start");
   }
-  c.compare("control", "group", running.control.group, next.control.group, quoted);
+  c.compare("control", "group", running.control.group, next.control.group,
+            [](const std::string& v) { return quote(v); });
   c.compare("metrics", "enabled", running.metrics.enabled, next.metrics.enabled,
             [](bool v) { return std::string(v ? "true" : "false"); });
   c.compare("metrics", "listen", running.metrics.listen, next.metrics.listen,
-            [](const Endpoint& e) { return quoted(e.toString()); });
+            [](const Endpoint& e) { return quote(e.toString()); });
   if (running.daemon.state_dir != next.daemon.state_dir) {
-    c.refuse("daemon.state_dir", quoted(running.daemon.state_dir), quoted(next.daemon.state_dir),
+    c.refuse("daemon.state_dir", quote(running.daemon.state_dir), quote(next.daemon.state_dir),
              "the role and the owned IPVS services are kept there; moving it would lose them");
   }
-  c.compare("daemon", "log_level", running.daemon.log_level, next.daemon.log_level, quoted);
+  c.compare("daemon", "log_level", running.daemon.log_level, next.daemon.log_level,
+            [](const std::string& v) { return quote(v); });
   const Notify& na = running.notify;
   const Notify& nb = next.notify;
   c.compare("notify", "role", na.role, nb.role, commandText);
@@ -339,11 +335,12 @@ ReloadDiff diffReload(const Config& running, const Config& next, std::string_vie
   const Routes& ra = running.routes;
   const Routes& rb = next.routes;
   c.compare("routes", "mode", ra.mode, rb.mode, [](RouteMode m) {
-    return quoted(m == RouteMode::kActiveActive ? "active-active" : "active-backup");
+    return quote(m == RouteMode::kActiveActive ? "active-active" : "active-backup");
   });
   c.compare("routes", "table", ra.table, rb.table, showInt);
   c.compare("routes", "protocol", ra.protocol, rb.protocol, showInt);
-  c.compare("routes", "interface", ra.interface, rb.interface, quoted);
+  c.compare("routes", "interface", ra.interface, rb.interface,
+            [](const std::string& v) { return quote(v); });
   c.compare("routes", "own_interface", ra.own_interface, rb.own_interface,
             [](bool v) { return std::string(v ? "true" : "false"); });
   c.compare("routes", "metric", ra.metric, rb.metric, showInt);

@@ -731,7 +731,7 @@ class Loader {
         auto m = closestMatch(*s, kSchedulers);
         r.badValue("scheduler", "\"" + *s + "\" is not an IPVS scheduler",
                    (m ? "did you mean \"" + *m + "\"? " : std::string()) + "use one of " +
-                       quoted(kSchedulers));
+                       quotedAlternatives(kSchedulers));
       } else {
         vs.scheduler = *s;
         scheduler_ok = true;
@@ -1012,7 +1012,7 @@ class Loader {
       if (auto s = r.string("query_type")) {
         if (std::find(kDnsTypes.begin(), kDnsTypes.end(), *s) == kDnsTypes.end()) {
           r.badValue("query_type", "\"" + *s + "\" is not a supported record type",
-                     "use one of " + quoted(kDnsTypes));
+                     "use one of " + quotedAlternatives(kDnsTypes));
         } else {
           c.query_type = *s;
         }
@@ -1020,7 +1020,7 @@ class Loader {
       if (auto s = r.string("expect_rcode")) {
         if (std::find(kDnsRcodes.begin(), kDnsRcodes.end(), *s) == kDnsRcodes.end()) {
           r.badValue("expect_rcode", "\"" + *s + "\" is not a DNS rcode",
-                     "use one of " + quoted(kDnsRcodes));
+                     "use one of " + quotedAlternatives(kDnsRcodes));
         } else {
           c.expect_rcode = *s;
         }
@@ -1251,7 +1251,7 @@ class Loader {
     if (auto v = r.string("log_level")) {
       if (std::find(kLogLevels.begin(), kLogLevels.end(), *v) == kLogLevels.end()) {
         r.badValue("log_level", "\"" + *v + "\" is not a log level",
-                   "use one of " + quoted(kLogLevels));
+                   "use one of " + quotedAlternatives(kLogLevels));
       } else {
         d.log_level = *v;
       }

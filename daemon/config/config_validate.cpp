@@ -294,7 +294,7 @@ class Validator {
               "VIP " + v.address.toString() + " is on interface \"" + v.interface +
                   "\", which no [[node]] lists; add it to the interfaces of the nodes that may "
                   "carry it" +
-                  (all.empty() ? std::string() : " (they list " + quoted(all) + ")"));
+                  (all.empty() ? std::string() : " (they list " + quotedAlternatives(all) + ")"));
       }
     }
   }

@@ -298,9 +298,9 @@ std::string TableReader::alternatives(const std::vector<std::string>& names) {
   return joinAlternatives(names, " or ");
 }
 
-std::string quoted(const std::vector<std::string>& names) {
+std::string quotedAlternatives(const std::vector<std::string>& names) {
   std::vector<std::string> q;
-  for (const auto& n : names) q.push_back("\"" + n + "\"");
+  for (const auto& n : names) q.push_back(quote(n));
   return TableReader::alternatives(q);
 }
 

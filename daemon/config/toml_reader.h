@@ -26,7 +26,7 @@ Position positionOf(const toml::source_region& r);
 // What all readers of one load share: the file name for messages, the findings, and every
 // "table.key" asked for (so a test can check that the reference page documents each one).
 // "a", "b" or "c": names quoted for a message.
-std::string quoted(const std::vector<std::string>& names);
+std::string quotedAlternatives(const std::vector<std::string>& names);
 
 struct ReadContext {
   std::string file;

@@ -15,7 +15,7 @@ namespace tandem::resources::health {
 namespace {
 
 std::string codeAndText(const SmtpReply& r) {
-  return std::to_string(r.code) + (r.text.empty() ? "" : ": " + quotedPrefix(r.text));
+  return std::to_string(r.code) + (r.text.empty() ? "" : ": " + quote(r.text, kReasonQuoteMax));
 }
 
 }  // namespace
@@ -34,7 +34,7 @@ void SmtpChecker::probe(const ProbeTarget& target, ProbeDone done) {
   out_.clear();
   // A line break would end the EHLO early and send the rest as a command of its own.
   if (check_.helo.find_first_of("\r\n") != std::string::npos) {
-    return run_.soon(false, "helo " + quotedPrefix(check_.helo) + " holds a line break");
+    return run_.soon(false, "helo " + quote(check_.helo, kReasonQuoteMax) + " holds a line break");
   }
   std::string reason;
   const int fd = openProbeSocket(target, SOCK_STREAM, reason);
@@ -97,7 +97,7 @@ bool SmtpChecker::takeReplies() {
       case SmtpReplyReader::Kind::kIncomplete:
         return true;
       case SmtpReplyReader::Kind::kGarbage:
-        run_.finish(false, "garbage " + what + " " + quotedPrefix(step.detail));
+        run_.finish(false, "garbage " + what + " " + quote(step.detail, kReasonQuoteMax));
         return false;
       case SmtpReplyReader::Kind::kMixedCodes:
         run_.finish(false, what + " mixes reply codes: " + step.detail);
@@ -152,7 +152,7 @@ std::string SmtpChecker::closedReason() const {
   if (!reader_->midReply()) return "connection closed before " + what;
   std::string reason = "connection closed in the middle of " + what;
   if (!reader_->unfinishedLine().empty()) {
-    reason += ": got " + quotedPrefix(reader_->unfinishedLine());
+    reason += ": got " + quote(reader_->unfinishedLine(), kReasonQuoteMax);
   }
   return reason;
 }

@@ -66,10 +66,10 @@ void UdpChecker::onReadable() {
     return run_.finish(true, "reply of " + std::to_string(length) + " bytes" + cut);
   }
   if (reply.find(check_.expect_reply) != std::string_view::npos) {
-    return run_.finish(true, "reply contains " + quotedPrefix(check_.expect_reply));
+    return run_.finish(true, "reply contains " + quote(check_.expect_reply, kReasonQuoteMax));
   }
-  run_.finish(false, "reply does not contain " + quotedPrefix(check_.expect_reply) + ": got " +
-                         quotedPrefix(reply) + cut);
+  run_.finish(false, "reply does not contain " + quote(check_.expect_reply, kReasonQuoteMax) +
+                         ": got " + quote(reply, kReasonQuoteMax) + cut);
 }
 
 void UdpChecker::onTimeout() {

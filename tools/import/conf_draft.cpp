@@ -1,40 +1,13 @@
 #include "conf_draft.h"
 
-#include <cstdio>
 #include <sstream>
+
+#include "common/text.h"
 
 namespace tandem::importer {
 
 std::string tomlString(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
+  return quote(s, std::string_view::npos, Quoting::kToml);
 }
 
 std::string tomlStrings(const std::vector<std::string>& items) {

@@ -5,14 +5,13 @@
 
 #include "commands.h"
 #include "common/duration.h"
+#include "common/text.h"
 
 namespace tandem::cli {
 
 namespace {
 
 using nlohmann::json;
-
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 // A field of tandemd's answer, or what was asked when the answer lacks it.
 std::string answered(const json& body, const char* key, const std::string& fallback) {
@@ -58,7 +57,7 @@ Result<uint64_t> lifetimeMs(const std::string& text) {
                             formatDuration(Millis(ipc::kMaxLifetimeMs));
   std::optional<Millis> d = parseDuration(text);
   if (!d) {
-    return fail(ErrorCode::kInvalidArgument, "--lifetime " + quoted(text) +
+    return fail(ErrorCode::kInvalidArgument, "--lifetime " + quote(text) +
                                                  " is not a duration of " + range +
                                                  " (write it like 90s, 10m or 1h30m)");
   }
@@ -106,7 +105,7 @@ Result<void> checkNode(const json& status, const std::string& node) {
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
   return fail(ErrorCode::kInvalidArgument,
-              "unknown node " + quoted(node) + "; the cluster's nodes are " + list);
+              "unknown node " + quote(node) + "; the cluster's nodes are " + list);
 }
 
 Result<json> runAdmin(const AdminCall& call, const DaemonCall& daemon) {

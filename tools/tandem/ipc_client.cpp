@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/text.h"
+
 namespace tandem::cli {
 
 namespace {
@@ -24,22 +26,20 @@ struct Disconnect {
 };
 using Connection = std::unique_ptr<qb_ipcc_connection_t, Disconnect>;
 
-std::string quoted(const std::string& name) { return "\"" + name + "\""; }
-
 Error unreachable(const IpcOptions& o, int err) {
   if (err == ECONNREFUSED || err == ENOENT) {
     // The abstract socket does not exist here: no tandemd, another ipc_name, or another
     // network namespace (abstract sockets are per namespace).
-    return Error{ErrorCode::kUnavailable, "cannot reach tandemd (ipc name " + quoted(o.name) +
+    return Error{ErrorCode::kUnavailable, "cannot reach tandemd (ipc name " + quote(o.name) +
                                               "): is tandemd running in this network "
                                               "namespace?"};
   }
   return Error{ErrorCode::kUnavailable,
-               "cannot reach tandemd (ipc name " + quoted(o.name) + "): " + std::strerror(err)};
+               "cannot reach tandemd (ipc name " + quote(o.name) + "): " + std::strerror(err)};
 }
 
 Error timedOut(const IpcOptions& o, std::string_view stage) {
-  return Error{ErrorCode::kTimeout, "tandemd (ipc name " + quoted(o.name) + ") " +
+  return Error{ErrorCode::kTimeout, "tandemd (ipc name " + quote(o.name) + ") " +
                                         std::string(stage) + " within " +
                                         std::to_string(o.timeout.count()) +
                                         " ms; it may be hung or overloaded: "
@@ -63,7 +63,7 @@ Result<void> trustedServer(int fd, const IpcOptions& o) {
   }
   if (peer.uid == 0 || peer.uid == ::geteuid()) return {};
   return fail(ErrorCode::kPermissionDenied,
-              "the admin socket (ipc name " + quoted(o.name) + ") is held by pid " +
+              "the admin socket (ipc name " + quote(o.name) + ") is held by pid " +
                   std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) +
                   ", not by root: that is not tandemd, so tandem sends it nothing; find it with "
                   "`ss -xlp | grep @" +
@@ -103,10 +103,10 @@ Result<Connection> connect(const IpcOptions& o, Clock::time_point deadline) {
   if (int32_t rc = qb_ipcc_connect_continue(raw); rc < 0) {
     if (rc == -EACCES) {
       return fail(ErrorCode::kPermissionDenied,
-                  "tandemd (ipc name " + quoted(o.name) + ") refused the connection");
+                  "tandemd (ipc name " + quote(o.name) + ") refused the connection");
     }
     if (rc == -EAGAIN) {
-      return fail(ErrorCode::kTryAgain, "tandemd (ipc name " + quoted(o.name) +
+      return fail(ErrorCode::kTryAgain, "tandemd (ipc name " + quote(o.name) +
                                             ") has too many admin connections open; try again");
     }
     return fail(unreachable(o, -rc));
@@ -152,7 +152,7 @@ Result<nlohmann::json> callDaemon(const IpcOptions& o, ipc::RequestId id,
     if (n == -EAGAIN || n == -ETIMEDOUT || n == -EINTR) continue;
     if (n == -ENOTCONN || n == -ECONNRESET || n == -EPIPE || n == -ESHUTDOWN) {
       return fail(ErrorCode::kUnavailable,
-                  "tandemd (ipc name " + quoted(o.name) +
+                  "tandemd (ipc name " + quote(o.name) +
                       ") closed the connection without answering; see its log");
     }
     if (n < 0) return fail(errnoError(static_cast<int>(-n), "reading tandemd's answer"));
