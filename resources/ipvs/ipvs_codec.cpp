@@ -13,40 +13,26 @@
 #include <cstring>
 #include <optional>
 
-#include "netlink/netlink_ack.h"
+#include "netlink/netlink_message.h"
 
 namespace tandem::resources::ipvs::codec {
 namespace {
 
-// Large enough for any request built here (the longest, a destination op, is 168 bytes).
-constexpr size_t kRequestBuffer = 512;
 // The kernel copies the address attribute into a union nf_inet_addr; ipvsadm sends all of it.
 constexpr size_t kInetAddrSize = 16;
 
 uint16_t afOf(Family f) { return f == Family::kInet ? AF_INET : AF_INET6; }
 size_t addressLength(Family f) { return f == Family::kInet ? 4 : 16; }
 
-class Builder {
+// A generic netlink request: the netlink header, then genlmsghdr.
+class Builder : public netlink::RequestBuilder {
  public:
-  Builder(uint16_t type, uint16_t flags, uint8_t cmd, uint8_t version, uint32_t seq) {
-    nlh_ = mnl_nlmsg_put_header(buf_.data());
-    nlh_->nlmsg_type = type;
-    nlh_->nlmsg_flags = flags;
-    nlh_->nlmsg_seq = seq;
-    nlh_->nlmsg_pid = 0;
-    auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh_, sizeof(genlmsghdr)));
+  Builder(uint16_t type, uint16_t flags, uint8_t cmd, uint8_t version, uint32_t seq)
+      : RequestBuilder(type, flags, seq) {
+    auto* g = extra<genlmsghdr>();
     g->cmd = cmd;
     g->version = version;
   }
-  nlmsghdr* nlh() { return nlh_; }
-  std::vector<uint8_t> bytes() const {
-    const auto* p = reinterpret_cast<const uint8_t*>(nlh_);
-    return std::vector<uint8_t>(p, p + nlh_->nlmsg_len);
-  }
-
- private:
-  alignas(nlmsghdr) std::array<char, kRequestBuffer> buf_{};
-  nlmsghdr* nlh_ = nullptr;
 };
 
 Result<void> checkKey(const ServiceKey& key) {
@@ -611,15 +597,6 @@ Result<void> decodeCtrl(const nlmsghdr* nlh, Message& m) {
   return {};
 }
 
-Result<void> decodeAck(const nlmsghdr* nlh, Message& m) {
-  auto ack = netlink::decodeAck(nlh);
-  if (!ack) return fail(ack.error());
-  m.kind = Message::Kind::kAck;
-  m.error = ack->error;
-  m.kernel_message = std::move(ack->kernel_message);
-  return {};
-}
-
 }  // namespace
 
 std::vector<uint8_t> encodeGetFamily(uint32_t seq) {
@@ -751,25 +728,9 @@ std::string describeStop(SyncState state) {
 
 Result<std::vector<Message>> decode(std::span<const uint8_t> bytes, uint16_t family_id) {
   std::vector<Message> out;
-  // Copied to aligned storage: the netlink macros read 32- and 64-bit fields in place.
-  std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
-  if (!bytes.empty()) std::memcpy(aligned.data(), bytes.data(), bytes.size());
-  const auto* nlh = reinterpret_cast<const nlmsghdr*>(aligned.data());
-  int left = static_cast<int>(bytes.size());
-  while (left > 0) {
-    const size_t at = bytes.size() - static_cast<size_t>(left);
-    // Not mnl_nlmsg_ok(): it compares (int)nlmsg_len with the length left, so a length of
-    // 0xfffffffc passes as -4 and the walk runs off the buffer (found by kernel_reply_fuzz).
-    if (left < static_cast<int>(sizeof(nlmsghdr)) || nlh->nlmsg_len < sizeof(nlmsghdr) ||
-        nlh->nlmsg_len > static_cast<uint32_t>(left)) {
-      return fail(ErrorCode::kParse, "truncated netlink message at byte " + std::to_string(at));
-    }
+  auto walked = netlink::forEachMessage(bytes, [&](const nlmsghdr* nlh, size_t at) -> Result<void> {
     Message m;
-    m.type = nlh->nlmsg_type;
-    m.flags = nlh->nlmsg_flags;
-    m.seq = nlh->nlmsg_seq;
-    m.pid = nlh->nlmsg_pid;
-    m.dump_interrupted = (nlh->nlmsg_flags & NLM_F_DUMP_INTR) != 0;
+    netlink::copyHeader(nlh, m);
     Result<void> r;
     const bool genl = m.type == kCtrlFamily || (family_id != 0 && m.type == family_id);
     if (genl) {
@@ -780,44 +741,27 @@ Result<std::vector<Message>> decode(std::span<const uint8_t> bytes, uint16_t fam
       m.cmd = static_cast<const genlmsghdr*>(mnl_nlmsg_get_payload(nlh))->cmd;
       r = m.type == kCtrlFamily ? decodeCtrl(nlh, m) : decodeIpvs(nlh, m);
     } else if (m.type == NLMSG_ERROR) {
-      r = decodeAck(nlh, m);
+      r = netlink::decodeAckInto(nlh, m);
     } else if (m.type == NLMSG_DONE) {
       m.kind = Message::Kind::kDone;
-      // A dump that failed part way ends in NLMSG_DONE carrying a negative errno.
-      if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int)) {
-        int v = 0;
-        std::memcpy(&v, mnl_nlmsg_get_payload(nlh), sizeof(v));
-        m.error = v < 0 && v >= -4095 ? -v : 0;
-      }
+      m.error = netlink::doneError(nlh);  // a dump that failed part way
     }
     if (!r) {
       return fail(ErrorCode::kParse,
                   "netlink message at byte " + std::to_string(at) + ": " + r.error().message);
     }
     out.push_back(std::move(m));
-    nlh = mnl_nlmsg_next(nlh, &left);
-  }
+    return {};
+  });
+  if (!walked) return fail(walked.error());
   return out;
 }
 
 Error ackError(int err, std::string_view what, std::string_view kernel_message) {
-  Error e = errnoError(err, what);
-  switch (err) {
-    case EEXIST:
-      e.code = ErrorCode::kAlreadyExists;
-      break;
-    case ENOENT:
-    case ESRCH:
-      e.code = ErrorCode::kNotFound;
-      break;
-    case EBUSY:
-      e.code = ErrorCode::kTryAgain;
-      break;
-    default:
-      break;
-  }
-  if (!kernel_message.empty()) e.message += " (kernel: " + std::string(kernel_message) + ")";
-  return e;
+  return netlink::ackError(err, what, kernel_message,
+                           {{EEXIST, ErrorCode::kAlreadyExists},
+                            {ENOENT, ErrorCode::kNotFound},
+                            {ESRCH, ErrorCode::kNotFound}});
 }
 
 Error opError(const Op& op, int err, std::string_view kernel_message) {

@@ -12,40 +12,15 @@
 #include <cerrno>
 #include <cstring>
 
-#include "netlink/netlink_ack.h"
+#include "netlink/netlink_message.h"
 
 namespace tandem::resources::rtnl {
 namespace {
 
-// Large enough for any request built here (the longest, an IPv6 route, is 72 bytes).
-constexpr size_t kRequestBuffer = 256;
-
 uint8_t afOf(Family f) { return f == Family::kInet ? AF_INET : AF_INET6; }
 size_t addressLength(Family f) { return f == Family::kInet ? 4 : 16; }
 
-class Builder {
- public:
-  Builder(uint16_t type, uint16_t flags, uint32_t seq) {
-    nlh_ = mnl_nlmsg_put_header(buf_.data());
-    nlh_->nlmsg_type = type;
-    nlh_->nlmsg_flags = flags;
-    nlh_->nlmsg_seq = seq;
-    nlh_->nlmsg_pid = 0;
-  }
-  template <typename T>
-  T* extra() {
-    return static_cast<T*>(mnl_nlmsg_put_extra_header(nlh_, sizeof(T)));
-  }
-  nlmsghdr* nlh() { return nlh_; }
-  std::vector<uint8_t> bytes() const {
-    const auto* p = reinterpret_cast<const uint8_t*>(nlh_);
-    return std::vector<uint8_t>(p, p + nlh_->nlmsg_len);
-  }
-
- private:
-  alignas(nlmsghdr) std::array<char, kRequestBuffer> buf_{};
-  nlmsghdr* nlh_ = nullptr;
-};
+using Builder = netlink::RequestBuilder;
 
 Result<std::vector<uint8_t>> encodeAddress(uint16_t type, uint16_t flags, const AddressRequest& req,
                                            uint32_t seq, bool with_label) {
@@ -221,15 +196,6 @@ Result<void> decodeLink(const nlmsghdr* nlh, Message& m) {
   return {};
 }
 
-Result<void> decodeAck(const nlmsghdr* nlh, Message& m) {
-  auto ack = netlink::decodeAck(nlh);
-  if (!ack) return fail(ack.error());
-  m.kind = Message::Kind::kAck;
-  m.error = ack->error;
-  m.kernel_message = std::move(ack->kernel_message);
-  return {};
-}
-
 }  // namespace
 
 Result<void> validateLabel(std::string_view label, std::string_view interface) {
@@ -350,25 +316,9 @@ std::vector<uint8_t> encodeSetLinkUp(uint32_t ifindex, uint32_t seq) {
 
 Result<std::vector<Message>> decode(std::span<const uint8_t> bytes) {
   std::vector<Message> out;
-  // Copied to aligned storage: the netlink macros read 32-bit fields in place.
-  std::vector<uint32_t> aligned((bytes.size() + 3) / 4);
-  if (!bytes.empty()) std::memcpy(aligned.data(), bytes.data(), bytes.size());
-  const auto* nlh = reinterpret_cast<const nlmsghdr*>(aligned.data());
-  int left = static_cast<int>(bytes.size());
-  while (left > 0) {
-    // Not mnl_nlmsg_ok(): it compares (int)nlmsg_len with the length left, so a length of
-    // 0xfffffffc passes as -4 and the walk runs off the buffer (found by kernel_reply_fuzz).
-    if (left < static_cast<int>(sizeof(nlmsghdr)) || nlh->nlmsg_len < sizeof(nlmsghdr) ||
-        nlh->nlmsg_len > static_cast<uint32_t>(left)) {
-      return fail(ErrorCode::kParse, "truncated netlink message at byte " +
-                                         std::to_string(bytes.size() - static_cast<size_t>(left)));
-    }
+  auto walked = netlink::forEachMessage(bytes, [&](const nlmsghdr* nlh, size_t) -> Result<void> {
     Message m;
-    m.type = nlh->nlmsg_type;
-    m.flags = nlh->nlmsg_flags;
-    m.seq = nlh->nlmsg_seq;
-    m.pid = nlh->nlmsg_pid;
-    m.dump_interrupted = (nlh->nlmsg_flags & NLM_F_DUMP_INTR) != 0;
+    netlink::copyHeader(nlh, m);
     Result<void> r;
     switch (nlh->nlmsg_type) {
       case RTM_NEWADDR:
@@ -382,42 +332,29 @@ Result<std::vector<Message>> decode(std::span<const uint8_t> bytes) {
         r = decodeRoute(nlh, m);
         break;
       case NLMSG_ERROR:
-        r = decodeAck(nlh, m);
+        r = netlink::decodeAckInto(nlh, m);
         break;
       case NLMSG_DONE:
         m.kind = Message::Kind::kDone;
-        // A dump that failed part way ends in NLMSG_DONE carrying a negative errno.
-        if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int)) {
-          int v = *static_cast<const int*>(mnl_nlmsg_get_payload(nlh));
-          m.error = v < 0 && v >= -4095 ? -v : 0;
-        }
+        m.error = netlink::doneError(nlh);  // a dump that failed part way
         break;
       default:
         break;
     }
-    if (!r) return fail(r.error());
+    if (!r) return r;
     out.push_back(std::move(m));
-    nlh = mnl_nlmsg_next(nlh, &left);
-  }
+    return {};
+  });
+  if (!walked) return fail(walked.error());
   return out;
 }
 
 Error ackError(int err, std::string_view what, std::string_view kernel_message) {
-  Error e = errnoError(err, what);
-  switch (err) {
-    case ENODEV:
-    case EADDRNOTAVAIL:
-    case ESRCH:  // a route to delete is not there
-      e.code = ErrorCode::kNotFound;
-      break;
-    case EBUSY:
-      e.code = ErrorCode::kTryAgain;
-      break;
-    default:
-      break;
-  }
-  if (!kernel_message.empty()) e.message += " (kernel: " + std::string(kernel_message) + ")";
-  return e;
+  return netlink::ackError(
+      err, what, kernel_message,
+      {{ENODEV, ErrorCode::kNotFound},
+       {EADDRNOTAVAIL, ErrorCode::kNotFound},
+       {ESRCH, ErrorCode::kNotFound}});  // ESRCH: a route to delete is not there
 }
 
 }  // namespace tandem::resources::rtnl
