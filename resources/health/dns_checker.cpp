@@ -78,22 +78,9 @@ DnsChecker::~DnsChecker() {
   endQuery();
 }
 
-void DnsChecker::probe(const ProbeTarget& target, ProbeDone done) {
-  cancel();
-  done_ = std::move(done);
-  target_ = target;
-  started_ = dispatcher_.now();
-  *ares_ = Ares{};
-  // Everything c-ares decides before probe() returns (it opens the socket and sends from inside
-  // ares_send) is delivered from the loop, at once.
-  auto at_once = [this](std::string reason) {
-    ares_->verdict = DnsVerdict{false, std::move(reason)};
-    deadline_->arm(Millis(0));
-  };
-  const auto type = dnsTypeCode(target.check.query_type);
-  if (!type) return at_once("unsupported query type " + target.check.query_type);
-  if (!aresReady()) return at_once("cannot start c-ares");
-
+// A channel of the probe's own, whose only server is the real server: nothing c-ares would read
+// from the host. The reason it could not be made, if it could not.
+std::optional<std::string> DnsChecker::openChannel(const ProbeTarget& target) {
   ares_options o{};
   // Every setting c-ares would otherwise take from /etc/resolv.conf, the environment
   // (LOCALDOMAIN, RES_OPTIONS) or the host name is given here, which is what keeps it from
@@ -120,7 +107,7 @@ void DnsChecker::probe(const ProbeTarget& target, ProbeDone done) {
                    ARES_OPT_SOCK_STATE_CB | ARES_OPT_NOROTATE;
   if (int rc = ares_init_options(&ares_->channel, &o, mask); rc != ARES_SUCCESS) {
     ares_->channel = nullptr;
-    return at_once(std::string("cannot start c-ares: ") + ares_strerror(rc));
+    return std::string("cannot start c-ares: ") + ares_strerror(rc);
   }
 
   ares_addr_port_node server{};
@@ -133,9 +120,14 @@ void DnsChecker::probe(const ProbeTarget& target, ProbeDone done) {
   server.tcp_port = target.address.port;
   if (int rc = ares_set_servers_ports(ares_->channel, &server); rc != ARES_SUCCESS) {
     endQuery();
-    return at_once(std::string("cannot set the server: ") + ares_strerror(rc));
+    return std::string("cannot set the server: ") + ares_strerror(rc);
   }
 
+  ares_set_socket_functions(ares_->channel, &socketFunctions(), this);
+  return std::nullopt;
+}
+
+const ares_socket_functions& DnsChecker::socketFunctions() {
   // The sockets are the checker's: opened like every probe's (source_address; c-ares applies
   // its own ares_set_local_ip4/6 only to sockets it makes itself), and read here first, so that
   // what c-ares drops silently can still decide the probe. c-ares sets no option of its own on
@@ -197,7 +189,63 @@ void DnsChecker::probe(const ProbeTarget& target, ProbeDone done) {
         return n;
       },
   };
-  ares_set_socket_functions(ares_->channel, &kSockets, this);
+  return kSockets;
+}
+
+// The callback only records the outcome: c-ares is inside a call of its own when it calls
+// back, and the channel may not be destroyed there. drive() and the deadline act on it.
+void DnsChecker::onAnswer(void* self, int status, int, unsigned char* abuf, int alen) {
+  // Cancelled or destroyed: the probe was abandoned, and reports nothing.
+  if (status == ARES_ECANCELLED || status == ARES_EDESTRUCTION) return;
+  auto& c = *static_cast<DnsChecker*>(self);
+  auto& s = *c.ares_;
+  const config::Check& check = c.target_.check;
+  if (status == ARES_SUCCESS && abuf != nullptr) {
+    s.replied = true;
+    s.verdict = judgeDnsReply(std::span<const uint8_t>(abuf, static_cast<size_t>(alen)), check);
+    return;
+  }
+  std::string reason;
+  switch (status) {
+    case ARES_ETIMEOUT:
+      reason = c.timedOut();
+      break;
+    case ARES_ECONNREFUSED:  // what c-ares says for any failure to talk to the server
+      if (!s.socket_error.empty()) {
+        reason = s.socket_error;
+      } else if (s.last_errno != 0) {
+        reason = errnoReason(s.last_errno);
+      } else if (s.tcp_closed) {
+        reason = "closed without a reply";
+      } else {
+        reason = "connection refused";
+      }
+      break;
+    case ARES_EBADRESP:
+      reason = std::string("garbage reply: ") + ares_strerror(status);
+      break;
+    default:
+      reason = std::string("c-ares: ") + ares_strerror(status);
+  }
+  s.verdict = DnsVerdict{false, std::move(reason)};
+}
+
+void DnsChecker::probe(const ProbeTarget& target, ProbeDone done) {
+  cancel();
+  done_ = std::move(done);
+  target_ = target;
+  started_ = dispatcher_.now();
+  *ares_ = Ares{};
+  // Everything c-ares decides before probe() returns (it opens the socket and sends from inside
+  // ares_send) is delivered from the loop, at once.
+  auto at_once = [this](std::string reason) {
+    ares_->verdict = DnsVerdict{false, std::move(reason)};
+    deadline_->arm(Millis(0));
+  };
+  const auto type = dnsTypeCode(target.check.query_type);
+  if (!type) return at_once("unsupported query type " + target.check.query_type);
+  if (!aresReady()) return at_once("cannot start c-ares");
+  if (auto why = openChannel(target)) return at_once(std::move(*why));
 
   unsigned char* query = nullptr;
   int query_len = 0;
@@ -208,44 +256,7 @@ void DnsChecker::probe(const ProbeTarget& target, ProbeDone done) {
     endQuery();
     return at_once("cannot ask for \"" + target.check.query_name + "\": " + ares_strerror(rc));
   }
-  // The callback only records the outcome: c-ares is inside a call of its own when it calls
-  // back, and the channel may not be destroyed there. drive() and the deadline act on it.
-  auto on_answer = [](void* self, int status, int, unsigned char* abuf, int alen) {
-    // Cancelled or destroyed: the probe was abandoned, and reports nothing.
-    if (status == ARES_ECANCELLED || status == ARES_EDESTRUCTION) return;
-    auto& c = *static_cast<DnsChecker*>(self);
-    auto& s = *c.ares_;
-    const config::Check& check = c.target_.check;
-    if (status == ARES_SUCCESS && abuf != nullptr) {
-      s.replied = true;
-      s.verdict = judgeDnsReply(std::span<const uint8_t>(abuf, static_cast<size_t>(alen)), check);
-      return;
-    }
-    std::string reason;
-    switch (status) {
-      case ARES_ETIMEOUT:
-        reason = c.timedOut();
-        break;
-      case ARES_ECONNREFUSED:  // what c-ares says for any failure to talk to the server
-        if (!s.socket_error.empty()) {
-          reason = s.socket_error;
-        } else if (s.last_errno != 0) {
-          reason = errnoReason(s.last_errno);
-        } else if (s.tcp_closed) {
-          reason = "closed without a reply";
-        } else {
-          reason = "connection refused";
-        }
-        break;
-      case ARES_EBADRESP:
-        reason = std::string("garbage reply: ") + ares_strerror(status);
-        break;
-      default:
-        reason = std::string("c-ares: ") + ares_strerror(status);
-    }
-    s.verdict = DnsVerdict{false, std::move(reason)};
-  };
-  ares_send(ares_->channel, query, query_len, on_answer, this);
+  ares_send(ares_->channel, query, query_len, &DnsChecker::onAnswer, this);
   ares_free_string(query);
   if (!ares_->watch_error.empty() || ares_->verdict) {
     deadline_->arm(Millis(0));

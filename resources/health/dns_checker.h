@@ -22,6 +22,8 @@
 // (garbage, a reply that leaves out the question) and fails the probe saying so. The probe is
 // bounded by check.timeout whatever c-ares does, a truncated reply's retry over TCP included.
 // Where the network is touched.
+struct ares_socket_functions;
+
 namespace tandem::resources::health {
 
 class DnsChecker final : public Checker {
@@ -36,6 +38,12 @@ class DnsChecker final : public Checker {
 
  private:
   struct Ares;  // the channel and what its callbacks report; ares.h stays out of this header
+
+  std::optional<std::string> openChannel(const ProbeTarget& target);
+  // The sockets c-ares uses, the checker's own (probe_socket.h), read by it first.
+  static const ares_socket_functions& socketFunctions();
+  // The query's outcome, recorded for drive() and the deadline to act on.
+  static void onAnswer(void* self, int status, int timeouts, unsigned char* abuf, int alen);
 
   // c-ares asks for a socket to be watched for reading and/or writing, or no longer.
   void watchSocket(int fd, bool readable, bool writable);
