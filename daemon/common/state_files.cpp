@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "common/read_all.h"
+
 namespace tandem {
 
 namespace {
@@ -70,26 +72,13 @@ Result<std::optional<std::string>> readSmallFile(const std::string& path, size_t
     if (errno == ENOENT) return std::optional<std::string>();
     return fail(errnoError(errno, "cannot open " + path));
   }
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return fail(errnoError(err, "cannot read " + path));
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() > max_bytes) {
-      ::close(fd);
-      return fail(ErrorCode::kInvalidArgument,
-                  path + " is larger than " + std::to_string(max_bytes) + " bytes");
-    }
+  auto got = readAllAtMost(fd, path, max_bytes);
+  if (!got) return fail(got.error());
+  if (!*got) {
+    return fail(ErrorCode::kInvalidArgument,
+                path + " is larger than " + std::to_string(max_bytes) + " bytes");
   }
-  ::close(fd);
-  return std::optional<std::string>(std::move(out));
+  return std::move(*got);
 }
 
 Result<std::optional<std::string>> PosixStateFiles::read(const std::string& path) const {

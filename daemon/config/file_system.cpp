@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/read_all.h"
+
 namespace tandem::config {
 
 namespace {
@@ -143,26 +145,13 @@ Result<std::string> PosixFileSystem::readFile(const std::string& path, size_t ma
     ::close(fd);
     return fail(ErrorCode::kInvalidArgument, path + " is not a regular file");
   }
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return fail(errnoError(err, "cannot read " + path));
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() > max_bytes) {
-      ::close(fd);
-      return fail(ErrorCode::kInvalidArgument, "file is larger than " + std::to_string(max_bytes) +
-                                                   " bytes; a tandem config is at most that big");
-    }
+  auto got = readAllAtMost(fd, path, max_bytes);
+  if (!got) return fail(got.error());
+  if (!*got) {
+    return fail(ErrorCode::kInvalidArgument, "file is larger than " + std::to_string(max_bytes) +
+                                                 " bytes; a tandem config is at most that big");
   }
-  ::close(fd);
-  return out;
+  return std::move(**got);
 }
 
 }  // namespace tandem::config

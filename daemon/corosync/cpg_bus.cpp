@@ -125,12 +125,7 @@ CpgBus::CpgBus(loop::Dispatcher& dispatcher, GroupBusListener& listener, std::st
 CpgBus::~CpgBus() { finalize(); }
 
 void CpgBus::attemptConnect() {
-  if (auto r = connectOnce(); !r) {
-    Millis retry_in = reconnect_.retryLater();
-    listener_.onConnectFailed(r.error(), retry_in);
-    return;
-  }
-  reconnect_.succeeded();
+  if (!reconnect_.attempt([this] { return connectOnce(); }, listener_)) return;
   connected_ = true;
   first_view_pending_ = true;
   listener_.onConnected();

@@ -33,12 +33,7 @@ QuorumWatch::QuorumWatch(loop::Dispatcher& dispatcher, QuorumListener& listener,
 QuorumWatch::~QuorumWatch() { finalize(); }
 
 void QuorumWatch::attemptConnect() {
-  if (auto r = connectOnce(); !r) {
-    Millis retry_in = reconnect_.retryLater();
-    listener_.onConnectFailed(r.error(), retry_in);
-    return;
-  }
-  reconnect_.succeeded();
+  if (!reconnect_.attempt([this] { return connectOnce(); }, listener_)) return;
   connected_ = true;
   listener_.onConnected();
 }

@@ -30,6 +30,19 @@ class ReconnectTimer {
     timer_->cancel();
     backoff_.reset();
   }
+  // One attempt of a client: connect(); when it fails, the next try is armed and the listener
+  // hears why and when (onConnectFailed), and when it succeeds the backoff starts over. True
+  // when connected.
+  template <typename Connect, typename Listener>
+  bool attempt(Connect&& connect, Listener& listener) {
+    if (auto r = connect(); !r) {
+      const Millis retry_in = retryLater();
+      listener.onConnectFailed(r.error(), retry_in);
+      return false;
+    }
+    succeeded();
+    return true;
+  }
   [[nodiscard]] bool pending() const { return timer_->armed(); }
 
  private:

@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "wire/frame.h"
@@ -102,19 +103,10 @@ std::optional<DrainReport> readDrain(ByteReader& r) {
 }  // namespace
 
 std::string_view roleName(Role r) {
-  switch (r) {
-    case Role::kInit:
-      return "INIT";
-    case Role::kBackup:
-      return "BACKUP";
-    case Role::kActive:
-      return "ACTIVE";
-    case Role::kStandby:
-      return "STANDBY";
-    case Role::kFault:
-      return "FAULT";
-  }
-  return "UNKNOWN";
+  static constexpr std::array<std::string_view, 5> kNames = {"INIT", "BACKUP", "ACTIVE", "STANDBY",
+                                                             "FAULT"};
+  const auto i = static_cast<size_t>(r);
+  return i < kNames.size() ? kNames[i] : "UNKNOWN";
 }
 
 Result<Bytes> encodeHeartbeat(const Heartbeat& hb) {
