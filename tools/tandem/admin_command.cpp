@@ -1,6 +1,7 @@
 // `tandem resource move|clear`, `tandem node standby|online` and `tandem maintenance on|off`:
 // the shell around admin.h. The
 // requests go through ipc_client.h; what to ask and what to print is admin.h's.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 

@@ -1,6 +1,7 @@
 // tandem check run: one health check by hand, with the options of [virtual_server.check], run
 // in this process (not through tandemd) by the checker tandemd uses. The options are read by the
 // config loader itself, so a check given here means what it means in the config.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <map>
 #include <memory>

@@ -1,6 +1,10 @@
 #pragma once
 
-#include <CLI/CLI.hpp>
+// CLI11 is declared, not included: it costs ~10 s of compile per file, and the formatters that
+// take only the exit codes below need none of it. The command files include it themselves.
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's name
+class App;
+}  // namespace CLI
 
 namespace tandem::cli {
 

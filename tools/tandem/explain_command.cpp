@@ -1,4 +1,5 @@
 // `tandem explain`: the shell around format_explain.h.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 

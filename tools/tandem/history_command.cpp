@@ -1,4 +1,5 @@
 // `tandem history [--since TIME]`: the shell around format_history.h.
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <iostream>
 #include <memory>

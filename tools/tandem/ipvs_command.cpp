@@ -1,5 +1,6 @@
 // `tandem ipvs show`: the IPVS table this director's tandemd keeps, with counters. The shell:
 // the request goes through ipc_client.h, the output is format_ipvs.h's.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 

@@ -1,5 +1,6 @@
 // tandem: the admin tool. A command table over CLI11; each command prints text or, with
 // --json, one JSON document, and exits with the codes in commands.h.
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "commands.h"

@@ -1,4 +1,5 @@
 // `tandem real drain|enable|list`: the shell around drain.h.
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <iostream>
 #include <memory>

@@ -2,6 +2,7 @@
 // request goes through ipc_client.h, the output is format_status.h's.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <csignal>
 #include <ctime>

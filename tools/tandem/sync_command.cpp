@@ -1,6 +1,7 @@
 // `tandem sync status`: this director's IPVS sync daemons and every director's connection table
 // as the heartbeats report it. The shell: the request goes through ipc_client.h, the output is
 // format_sync.h's.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 
