@@ -393,8 +393,6 @@ Result<nlohmann::json> Director::history(uint64_t since_ms) {
 
 void Director::audited(const std::string& request, const std::string& who, const std::string& body,
                        const std::string& result) {
-  // Reads that need the privilege, not actions.
-  if (request == "config-diff" || request == "config-show" || request == "history") return;
   record({0, "admin", request + " " + body, who + " result=" + result, std::nullopt});
   journal(JournalKind::kAdmin, LogLevel::kNotice,
           "admin " + kv("request", request) + " " + kv("by", who) + " " + kv("result", result),

@@ -54,7 +54,7 @@ bool AccessPolicy::privileged(uid_t uid, gid_t gid) const {
 }
 
 Result<void> AccessPolicy::authorize(RequestId id, Peer& peer) const {
-  if (!isMutating(id)) return {};
+  if (!needsControlGroup(id)) return {};
   if (!peer.may_change) {
     const Credentials& who = peer.credentials;
     if (who.uid == 0) {

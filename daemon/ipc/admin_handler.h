@@ -59,7 +59,7 @@ class AdminHandler {
     (void)since_ms;
     return fail(ErrorCode::kUnavailable, "this tandemd keeps no history");
   }
-  // Told after each request of root or control.group that is not a plain read, with who asked
+  // Told after each request that changes the cluster (RequestDecl::changes), with who asked
   // ("uid=0 pid=4242"), the body and the result ("ok" or the error): the admin actions of the
   // history. The audit log line has already been written.
   virtual void audited(const std::string& request, const std::string& who, const std::string& body,

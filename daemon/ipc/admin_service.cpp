@@ -110,15 +110,19 @@ json AdminService::answer(const Request& request, Peer& peer) {
   const std::string name(requestName(request.id));
   try {
     json body = dispatch(request);
-    if (isMutating(request.id)) {
-      ++counters_.changes;
-      // Who changed the cluster, how, and what came of it.
+    const RequestDecl& decl = declarationOf(request.id);
+    if (decl.access == Access::kControlGroup) {
+      // Who asked for what only root and control.group may, and what came of it.
       auto error = body.find("error");
       const std::string result =
           error == body.end() ? std::string("ok") : "\"" + error->get<std::string>() + "\"";
       audit("admin request request=" + name + " " + who(peer) + " body=" + shortDump(request.body) +
             " result=" + result);
-      handler_.audited(name, who(peer), shortDump(request.body), result);
+      // A change also goes into the counters, the history and the journal; a read does not.
+      if (decl.changes) {
+        ++counters_.changes;
+        handler_.audited(name, who(peer), shortDump(request.body), result);
+      }
     }
     return body;
   } catch (const std::exception& e) {

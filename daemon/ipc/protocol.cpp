@@ -165,52 +165,64 @@ Result<std::optional<uint64_t>> lifetimeField(RequestId id, const json& body) {
 
 }  // namespace
 
-std::string_view requestName(RequestId id) {
-  switch (id) {
-    case RequestId::kStatus:
-      return "status";
-    case RequestId::kStandby:
-      return "standby";
-    case RequestId::kMove:
-      return "move";
-    case RequestId::kClear:
-      return "clear";
-    case RequestId::kReload:
-      return "reload";
-    case RequestId::kDrain:
-      return "drain";
-    case RequestId::kIpvs:
-      return "ipvs";
-    case RequestId::kSync:
-      return "sync";
-    case RequestId::kMaintenance:
-      return "maintenance";
-    case RequestId::kConfigDiff:
-      return "config-diff";
-    case RequestId::kConfigShow:
-      return "config-show";
-    case RequestId::kHistory:
-      return "history";
-    case RequestId::kExplain:
-      return "explain";
-    case RequestId::kDrains:
-      return "drains";
+namespace {
+
+using enum RequestId;
+constexpr Access kAnyone = Access::kAnyone;
+constexpr Access kGroup = Access::kControlGroup;
+
+// The requests. An id is its place here (a test checks it): new ones go at the end.
+constexpr RequestDecl kRequests[] = {
+    {kStatus, "status", kAnyone, false, "status", "the cluster as this node sees it"},
+    {kStandby, "standby", kGroup, true, "node standby", "a node in standby, or back online"},
+    {kMove, "move", kGroup, true, "resource move", "the services to another node"},
+    {kClear, "clear", kGroup, true, "resource clear", "clear failures and an operator's move"},
+    {kReload, "reload", kGroup, true, "config reload", "re-read the config, as SIGHUP does"},
+    {kDrain, "drain", kGroup, true, "real drain", "a real server drained, or enabled again"},
+    {kIpvs, "ipvs", kAnyone, false, "ipvs show", "the IPVS table on this director"},
+    {kSync, "sync", kAnyone, false, "sync status", "connection sync on this director"},
+    {kMaintenance, "maintenance", kGroup, true, "maintenance on",
+     "maintenance mode on or off, cluster wide"},
+    {kConfigDiff, "config-diff", kGroup, false, "config diff",
+     "what a reload of the file would change"},
+    {kConfigShow, "config-show", kGroup, false, "config show", "the running config as it was read"},
+    {kHistory, "history", kGroup, false, "history", "what happened, and who asked what"},
+    {kExplain, "explain", kAnyone, false, "explain", "why the ACTIVE is active, and what is next"},
+    {kDrains, "drains", kAnyone, false, "real list", "the drained real servers and their progress"},
+};
+
+constexpr bool idsArePlaces() {
+  for (size_t i = 0; i < std::size(kRequests); ++i) {
+    if (static_cast<size_t>(kRequests[i].id) != i + 1) return false;
   }
-  return "unknown";
+  return true;
+}
+static_assert(idsArePlaces(), "kRequests: each request at the place its id says (1-based)");
+
+// "1 to 14: status, standby, ...": the unknown-id answer's list.
+std::string declaredList() {
+  std::string names;
+  for (const RequestDecl& d : kRequests) names += (names.empty() ? "" : ", ") + std::string(d.name);
+  return "1 to " + std::to_string(std::size(kRequests)) + ": " + names;
 }
 
+}  // namespace
+
+std::span<const RequestDecl> requestDecls() { return kRequests; }
+
+const RequestDecl& declarationOf(RequestId id) {
+  // Ids are 1-based places in the table (requestIdFromWire never makes another).
+  return kRequests[static_cast<size_t>(id) - 1];
+}
+
+std::string_view requestName(RequestId id) { return declarationOf(id).name; }
+
 std::optional<RequestId> requestIdFromWire(int32_t raw) {
-  if (raw < static_cast<int32_t>(RequestId::kStatus) ||
-      raw > static_cast<int32_t>(RequestId::kDrains)) {
-    return std::nullopt;
-  }
+  if (raw < 1 || static_cast<size_t>(raw) > std::size(kRequests)) return std::nullopt;
   return static_cast<RequestId>(raw);
 }
 
-bool isMutating(RequestId id) {
-  return id != RequestId::kStatus && id != RequestId::kIpvs && id != RequestId::kSync &&
-         id != RequestId::kExplain && id != RequestId::kDrains;
-}
+bool needsControlGroup(RequestId id) { return declarationOf(id).access == Access::kControlGroup; }
 
 Result<Bytes> encodeRequest(RequestId id, const json& body) {
   std::string text = dumpBody(body);
@@ -249,12 +261,9 @@ Result<Request> decodeRequest(std::span<const uint8_t> bytes) {
   }
   auto id = requestIdFromWire(header.id);
   if (!id) {
-    return fail(ErrorCode::kInvalidArgument,
-                "unknown request id " + std::to_string(header.id) +
-                    " (this tandemd knows 1 to 14: status, standby, move, clear, reload, drain, "
-                    "ipvs, sync, maintenance, config-diff, config-show, history, explain, "
-                    "drains); "
-                    "is tandem newer than tandemd?");
+    return fail(ErrorCode::kInvalidArgument, "unknown request id " + std::to_string(header.id) +
+                                                 " (this tandemd knows " + declaredList() +
+                                                 "); is tandem newer than tandemd?");
   }
   auto body = parseBody(bytes.subspan(kRequestHeaderSize), "request");
   if (!body) return fail(body.error());

@@ -195,12 +195,34 @@ enum class RequestId : int32_t {
   kDrains = 14,
 };
 
-// "status", "standby", ... for messages and logs.
+// Who may send a request: any local user, or only root and the members of control.group.
+enum class Access { kAnyone, kControlGroup };
+
+// Each request, declared once (protocol.cpp's table). What follows from it:
+//   - the wire: requestIdFromWire() knows exactly the declared ids, and an unknown one is
+//     answered with the declared list;
+//   - the authorisation from the header (access.cpp), before the body is parsed;
+//   - the audit: every control.group request is logged with who asked; one that `changes` the
+//     cluster is also counted, and recorded in the history and the journal;
+//   - the CLI: `cli` is the `tandem` command that sends it. test/cli/docs_test checks that each
+//     is a command of `tandem`, and so in tandem.8 and in the completion.
+struct RequestDecl {
+  RequestId id;
+  std::string_view name;  // "status", "standby", ... for messages and logs
+  Access access;
+  bool changes;           // changes the cluster (a control.group read does not)
+  std::string_view cli;   // the `tandem` command, e.g. "node standby"
+  std::string_view help;  // one line: what it asks
+};
+
+// Every request, in id order.
+std::span<const RequestDecl> requestDecls();
+const RequestDecl& declarationOf(RequestId id);
 std::string_view requestName(RequestId id);
 std::optional<RequestId> requestIdFromWire(int32_t raw);
-// Everything but status, ipvs, sync, explain and drains changes the cluster, reads the config file
-// or the history (who asked what), and needs root or control.group; each is audited.
-bool isMutating(RequestId id);
+// Only root and control.group may send it: every change, and the reads of the config file and of
+// the history (which says who asked what).
+bool needsControlGroup(RequestId id);
 
 using Bytes = std::vector<uint8_t>;
 

@@ -117,6 +117,16 @@ TEST_F(AdminServiceTest, AllowedChangeReachesTheHandlerAndIsLoggedWithWhoAskedIt
       << "the history hears of it too";
 }
 
+TEST_F(AdminServiceTest, APrivilegedReadIsLoggedButNotCountedOrRecordedAsAChange) {
+  AdminService s = service();
+  handler_.answer = json{{"text", "x"}};
+  ask(s, RequestId::kConfigShow, json::object(), root_);
+  ASSERT_EQ(audit_.size(), 1u) << "who read the config is logged";
+  EXPECT_EQ(audit_[0].rfind("admin request request=config-show uid=0 pid=100", 0), 0u) << audit_[0];
+  EXPECT_TRUE(handler_.audited_calls.empty()) << "a read is no admin action in the history";
+  EXPECT_EQ(s.counters().changes, 0u);
+}
+
 TEST_F(AdminServiceTest, HistorySaysWhoAskedWhatSoOnlyAdminsReadIt) {
   AdminService s = service();
   json refused = ask(s, RequestId::kHistory, json{{"since_ms", 5}}, nobody_);

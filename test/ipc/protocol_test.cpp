@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
 
 namespace tandem::ipc {
@@ -283,15 +284,15 @@ TEST(ProtocolTest, SyncRequestIsEightReadOnlyAndTakesNoFields) {
   EXPECT_EQ(static_cast<int32_t>(RequestId::kSync), 8);
   EXPECT_EQ(requestName(RequestId::kSync), "sync");
   EXPECT_EQ(requestIdFromWire(8), RequestId::kSync);
-  EXPECT_FALSE(isMutating(RequestId::kSync));
+  EXPECT_FALSE(needsControlGroup(RequestId::kSync));
   EXPECT_TRUE(parseNoArgs(RequestId::kSync, json::object()).has_value());
   EXPECT_FALSE(parseNoArgs(RequestId::kSync, json{{"node", "d1"}}).has_value());
 }
 
 TEST(ProtocolTest, IpvsIsReadOnlyLikeStatus) {
-  EXPECT_FALSE(isMutating(RequestId::kIpvs));
-  EXPECT_FALSE(isMutating(RequestId::kStatus));
-  EXPECT_TRUE(isMutating(RequestId::kReload));
+  EXPECT_FALSE(needsControlGroup(RequestId::kIpvs));
+  EXPECT_FALSE(needsControlGroup(RequestId::kStatus));
+  EXPECT_TRUE(needsControlGroup(RequestId::kReload));
 }
 
 TEST(ProtocolTest, IpvsTakesNoFields) {
@@ -301,6 +302,25 @@ TEST(ProtocolTest, IpvsTakesNoFields) {
   EXPECT_EQ(r.error().message, "unknown field \"verbose\" in the ipvs request; it takes no fields");
 }
 
+TEST(ProtocolTest, EachRequestIsDeclaredOnceWithANameACommandAndItsAccess) {
+  std::set<std::string_view> names;
+  std::set<std::string_view> commands;
+  int32_t wire = 0;
+  for (const RequestDecl& d : requestDecls()) {
+    ++wire;
+    EXPECT_EQ(requestIdFromWire(wire), d.id) << d.name;
+    EXPECT_EQ(&declarationOf(d.id), &d) << d.name;
+    EXPECT_TRUE(names.insert(d.name).second) << "two requests named " << d.name;
+    EXPECT_TRUE(commands.insert(d.cli).second) << "two requests sent by tandem " << d.cli;
+    EXPECT_FALSE(d.help.empty()) << d.name;
+    if (d.changes) {
+      EXPECT_EQ(d.access, Access::kControlGroup) << d.name << " changes the cluster";
+    }
+  }
+  EXPECT_EQ(requestIdFromWire(wire + 1), std::nullopt);
+  EXPECT_EQ(requestIdFromWire(0), std::nullopt);
+}
+
 TEST(ProtocolTest, AnUnknownIdNamesEveryRequestThisTandemdKnows) {
   std::string e = decodeError(request(15, "{}"));
   EXPECT_NE(e.find("1 to 14"), std::string::npos) << e;
@@ -308,8 +328,8 @@ TEST(ProtocolTest, AnUnknownIdNamesEveryRequestThisTandemdKnows) {
 }
 
 TEST(ProtocolTest, DrainIsAChangeWithAServiceAServerAndOn) {
-  EXPECT_TRUE(isMutating(RequestId::kDrain));
-  EXPECT_FALSE(isMutating(RequestId::kDrains));
+  EXPECT_TRUE(needsControlGroup(RequestId::kDrain));
+  EXPECT_FALSE(needsControlGroup(RequestId::kDrains));
   EXPECT_EQ(requestName(RequestId::kDrains), "drains");
   EXPECT_EQ(requestIdFromWire(14), RequestId::kDrains);
   DrainArgs args{"web", "203.0.113.10:80", true};
@@ -333,27 +353,27 @@ TEST(ProtocolTest, TheConfigRequestsAreTenAndElevenNeedAdminAndTakeNoFields) {
   EXPECT_EQ(requestIdFromWire(10), RequestId::kConfigDiff);
   EXPECT_EQ(requestIdFromWire(11), RequestId::kConfigShow);
   EXPECT_EQ(requestName(RequestId::kConfigDiff), "config-diff");
-  EXPECT_TRUE(isMutating(RequestId::kConfigDiff)) << "it reads the config file as tandemd";
-  EXPECT_TRUE(isMutating(RequestId::kConfigShow));
+  EXPECT_TRUE(needsControlGroup(RequestId::kConfigDiff)) << "it reads the config file as tandemd";
+  EXPECT_TRUE(needsControlGroup(RequestId::kConfigShow));
   EXPECT_FALSE(parseNoArgs(RequestId::kConfigShow, json{{"file", "/etc/shadow"}}));
 }
 
 TEST(ProtocolTest, HistoryIsTwelveForAdminsWithAnOptionalSince) {
   EXPECT_EQ(requestIdFromWire(12), RequestId::kHistory);
-  EXPECT_TRUE(isMutating(RequestId::kHistory)) << "it says who asked what";
+  EXPECT_TRUE(needsControlGroup(RequestId::kHistory)) << "it says who asked what";
   EXPECT_EQ(parseHistoryArgs(json::object()).value(), 0u);
   EXPECT_EQ(parseHistoryArgs(json::parse(R"({"since_ms": 1764770000000})")).value(),
             1764770000000u);
   EXPECT_FALSE(parseHistoryArgs(json{{"since_ms", "1h"}}));
   EXPECT_FALSE(parseHistoryArgs(json{{"since", 5}}));
   EXPECT_EQ(requestIdFromWire(13), RequestId::kExplain);
-  EXPECT_FALSE(isMutating(RequestId::kExplain));
+  EXPECT_FALSE(needsControlGroup(RequestId::kExplain));
 }
 
 TEST(ProtocolTest, MaintenanceIsNineAChangeAndNeedsOn) {
   EXPECT_EQ(requestIdFromWire(9), RequestId::kMaintenance);
   EXPECT_EQ(requestName(RequestId::kMaintenance), "maintenance");
-  EXPECT_TRUE(isMutating(RequestId::kMaintenance));
+  EXPECT_TRUE(needsControlGroup(RequestId::kMaintenance));
   EXPECT_EQ(parseMaintenanceArgs(maintenanceBody({false})).value().on, false);
   EXPECT_EQ(parseMaintenanceArgs(json::object()).error().message,
             "the maintenance request needs \"on\": true to enter maintenance mode, false to "
