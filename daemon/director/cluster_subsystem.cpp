@@ -255,148 +255,141 @@ void ClusterSubsystem::writeMetrics(metrics::Exposition& out) const {
   }
 }
 
-void ClusterSubsystem::registerCommands(resources::CommandTable& table) {
-  auto unavailable = [] {
-    return Result<nlohmann::json>(
-        fail(ErrorCode::kUnavailable, "this tandemd has not joined the cluster yet"));
-  };
-  table.add("standby", [this, unavailable](const nlohmann::json& args) -> Result<nlohmann::json> {
-    if (!node_) return unavailable();
-    auto parsed = ipc::parseStandbyArgs(args);
-    if (!parsed) return fail(parsed.error());
-    if (parsed->node != self_) {
-      return fail(ErrorCode::kInvalidArgument, "this is " + self_ + "; put " + parsed->node +
-                                                   " in standby on " + parsed->node + " itself");
+namespace {
+
+Result<nlohmann::json> notJoined() {
+  return fail(ErrorCode::kUnavailable, "this tandemd has not joined the cluster yet");
+}
+
+}  // namespace
+
+Result<nlohmann::json> ClusterSubsystem::standby(const ipc::StandbyArgs& args) {
+  if (!node_) return notJoined();
+  if (args.node != self_) {
+    return fail(ErrorCode::kInvalidArgument, "this is " + self_ + "; put " + args.node +
+                                                 " in standby on " + args.node + " itself");
+  }
+  const std::optional<Millis> lifetime = lifetimeOf(args.lifetime_ms);
+  platform_.logger().log(platform::LogLevel::kNotice,
+                         std::string("operator standby ") + (args.on ? "on" : "off") + " node=" +
+                             self_ + (lifetime ? " lifetime=" + formatDuration(*lifetime) : ""));
+  node_->setStandby(args.on, lifetime);
+  nlohmann::json answer{{"node", self_}, {"standby", args.on}};
+  if (lifetime) answer["lifetime_ms"] = lifetime->count();
+  return answer;
+}
+
+Result<nlohmann::json> ClusterSubsystem::move(const ipc::MoveArgs& args) {
+  if (!node_) return notJoined();
+  const std::string& target = args.target;
+  if (!config_->findNode(target)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "\"" + target + "\" is not a [[node]] in " + config_->source);
+  }
+  // A target that cannot take the services now would only leave a constraint behind that
+  // pulls them there later, unasked: refused, and nothing changes.
+  for (const election::NodeView& n : node_->status().nodes) {
+    if (n.name != target) continue;
+    std::string why;
+    if (n.role == "LOST" || n.role == "UNKNOWN") why = "its tandemd is not heard";
+    if (n.role == "FAULT") why = "it is FAULT";
+    if (n.standby || n.role == "STANDBY") why = "it is in standby (`tandem node online` first)";
+    if (why.empty() && n.health <= 0) why = "its health is 0";
+    if (!why.empty()) {
+      return fail(ErrorCode::kUnavailable,
+                  target + " cannot take the services now: " + why + "; nothing was changed");
     }
-    const std::optional<Millis> lifetime = lifetimeOf(parsed->lifetime_ms);
-    platform_.logger().log(platform::LogLevel::kNotice,
-                           std::string("operator standby ") + (parsed->on ? "on" : "off") +
-                               " node=" + self_ +
-                               (lifetime ? " lifetime=" + formatDuration(*lifetime) : ""));
-    node_->setStandby(parsed->on, lifetime);
-    nlohmann::json answer{{"node", self_}, {"standby", parsed->on}};
-    if (lifetime) answer["lifetime_ms"] = lifetime->count();
-    return answer;
-  });
-  table.add("move", [this, unavailable](const nlohmann::json& args) -> Result<nlohmann::json> {
-    if (!node_) return unavailable();
-    auto parsed = ipc::parseMoveArgs(args);
-    if (!parsed) return fail(parsed.error());
-    const std::string& target = parsed->target;
-    if (!config_->findNode(target)) {
-      return fail(ErrorCode::kInvalidArgument,
-                  "\"" + target + "\" is not a [[node]] in " + config_->source);
+  }
+  const std::optional<Millis> lifetime = lifetimeOf(args.lifetime_ms);
+  platform_.logger().log(platform::LogLevel::kNotice,
+                         "operator move target=" + target +
+                             (lifetime ? " lifetime=" + formatDuration(*lifetime) : ""));
+  node_->move(target, lifetime);
+  nlohmann::json answer{{"target", target}};
+  if (lifetime) answer["lifetime_ms"] = lifetime->count();
+  return answer;
+}
+
+Result<nlohmann::json> ClusterSubsystem::maintenance(bool on) {
+  if (!node_) return notJoined();
+  platform_.logger().log(platform::LogLevel::kNotice, std::string("operator maintenance ") +
+                                                          (on ? "on" : "off") + " node=" + self_);
+  node_->setMaintenance(on);
+  return nlohmann::json{{"maintenance", on}};
+}
+
+Result<nlohmann::json> ClusterSubsystem::drain(const ipc::DrainArgs& args) {
+  if (!node_) return notJoined();
+  std::optional<DrainTarget> target;
+  const config::VirtualServer* vs = nullptr;
+  if (auto found = findService(*config_, args.service); found) {
+    vs = *found;
+    auto server = findServer(*vs, args.server);
+    if (server) {
+      target = drainTarget(*vs, *server);
+    } else if (args.on) {
+      return fail(server.error());
     }
-    // A target that cannot take the services now would only leave a constraint behind that
-    // pulls them there later, unasked: refused, and nothing changes.
-    for (const election::NodeView& n : node_->status().nodes) {
-      if (n.name != target) continue;
-      std::string why;
-      if (n.role == "LOST" || n.role == "UNKNOWN") why = "its tandemd is not heard";
-      if (n.role == "FAULT") why = "it is FAULT";
-      if (n.standby || n.role == "STANDBY") why = "it is in standby (`tandem node online` first)";
-      if (why.empty() && n.health <= 0) why = "its health is 0";
-      if (!why.empty()) {
-        return fail(ErrorCode::kUnavailable,
-                    target + " cannot take the services now: " + why + "; nothing was changed");
-      }
-    }
-    const std::optional<Millis> lifetime = lifetimeOf(parsed->lifetime_ms);
-    platform_.logger().log(platform::LogLevel::kNotice,
-                           "operator move target=" + target +
-                               (lifetime ? " lifetime=" + formatDuration(*lifetime) : ""));
-    node_->move(target, lifetime);
-    nlohmann::json answer{{"target", target}};
-    if (lifetime) answer["lifetime_ms"] = lifetime->count();
-    return answer;
-  });
-  table.add(
-      "maintenance", [this, unavailable](const nlohmann::json& args) -> Result<nlohmann::json> {
-        if (!node_) return unavailable();
-        auto parsed = ipc::parseMaintenanceArgs(args);
-        if (!parsed) return fail(parsed.error());
-        platform_.logger().log(
-            platform::LogLevel::kNotice,
-            std::string("operator maintenance ") + (parsed->on ? "on" : "off") + " node=" + self_);
-        node_->setMaintenance(parsed->on);
-        return nlohmann::json{{"maintenance", parsed->on}};
-      });
-  table.add("drain", [this, unavailable](const nlohmann::json& args) -> Result<nlohmann::json> {
-    if (!node_) return unavailable();
-    auto parsed = ipc::parseDrainArgs(args);
-    if (!parsed) return fail(parsed.error());
-    std::optional<DrainTarget> target;
-    const config::VirtualServer* vs = nullptr;
-    if (auto found = findService(*config_, parsed->service); found) {
-      vs = *found;
-      auto server = findServer(*vs, parsed->server);
-      if (server) {
-        target = drainTarget(*vs, *server);
-      } else if (parsed->on) {
-        return fail(server.error());
-      }
-    } else if (parsed->on) {
-      return fail(found.error());
+  } else if (args.on) {
+    return fail(found.error());
+  }
+  if (!target) {
+    // Enabling a drain whose service or server a reload took away: found in the set by its
+    // own words.
+    for (const DrainTarget& t : node_->drainBook().targets()) {
+      if (t.serviceText() == args.service && t.server.toString() == args.server) target = t;
     }
     if (!target) {
-      // Enabling a drain whose service or server a reload took away: found in the set by its
-      // own words.
-      for (const DrainTarget& t : node_->drainBook().targets()) {
-        if (t.serviceText() == parsed->service && t.server.toString() == parsed->server) {
-          target = t;
-        }
-      }
-      if (!target) {
-        return fail(ErrorCode::kInvalidArgument,
-                    parsed->service + " " + parsed->server +
-                        " is neither a configured real server nor drained (`tandem real list`)");
-      }
+      return fail(ErrorCode::kInvalidArgument,
+                  args.service + " " + args.server +
+                      " is neither a configured real server nor drained (`tandem real list`)");
     }
-    auto changed = node_->setDrain(*target, parsed->on);
-    if (!changed) return fail(changed.error());
-    return nlohmann::json{{"service", target->serviceText()},
-                          {"name", vs ? nlohmann::json(vs->name) : nlohmann::json(nullptr)},
-                          {"server", target->server.toString()},
-                          {"drained", parsed->on},
-                          {"changed", *changed},
-                          {"generation", node_->drainBook().generation()}};
-  });
-  table.add("drains", [this, unavailable](const nlohmann::json&) -> Result<nlohmann::json> {
-    if (!node_) return unavailable();
-    const cluster::DrainView view = node_->drains();
-    nlohmann::json drains = nlohmann::json::array();
-    for (const DrainTarget& t : view.targets) {
-      const config::VirtualServer* vs = serviceOf(*config_, t);
-      drains.push_back({{"service", t.serviceText()},
+  }
+  auto changed = node_->setDrain(*target, args.on);
+  if (!changed) return fail(changed.error());
+  return nlohmann::json{{"service", target->serviceText()},
                         {"name", vs ? nlohmann::json(vs->name) : nlohmann::json(nullptr)},
-                        {"server", t.server.toString()},
-                        {"configured", configured(vs, t)}});
+                        {"server", target->server.toString()},
+                        {"drained", args.on},
+                        {"changed", *changed},
+                        {"generation", node_->drainBook().generation()}};
+}
+
+Result<nlohmann::json> ClusterSubsystem::drains() const {
+  if (!node_) return notJoined();
+  const cluster::DrainView view = node_->drains();
+  nlohmann::json drains = nlohmann::json::array();
+  for (const DrainTarget& t : view.targets) {
+    const config::VirtualServer* vs = serviceOf(*config_, t);
+    drains.push_back({{"service", t.serviceText()},
+                      {"name", vs ? nlohmann::json(vs->name) : nlohmann::json(nullptr)},
+                      {"server", t.server.toString()},
+                      {"configured", configured(vs, t)}});
+  }
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const cluster::DrainView::NodeReport& n : view.nodes) {
+    nlohmann::json progress = nlohmann::json::array();
+    for (const auto& [t, p] : n.progress) {
+      progress.push_back({{"service", t.serviceText()},
+                          {"server", t.server.toString()},
+                          {"active_conns", countOrNull(p.active)},
+                          {"templates", countOrNull(p.templates)}});
     }
-    nlohmann::json nodes = nlohmann::json::array();
-    for (const cluster::DrainView::NodeReport& n : view.nodes) {
-      nlohmann::json progress = nlohmann::json::array();
-      for (const auto& [t, p] : n.progress) {
-        progress.push_back({{"service", t.serviceText()},
-                            {"server", t.server.toString()},
-                            {"active_conns", countOrNull(p.active)},
-                            {"templates", countOrNull(p.templates)}});
-      }
-      nodes.push_back(
-          {{"name", n.name},
-           {"role", n.role},
-           {"report_age_ms", n.age_ms ? nlohmann::json(*n.age_ms) : nlohmann::json(nullptr)},
-           {"progress", std::move(progress)}});
-    }
-    return nlohmann::json{{"generation", view.generation},
-                          {"drains", std::move(drains)},
-                          {"nodes", std::move(nodes)}};
-  });
-  table.add("clear", [this, unavailable](const nlohmann::json&) -> Result<nlohmann::json> {
-    if (!node_) return unavailable();
-    node_->clearFailures();
-    node_->move("");
-    return nlohmann::json{{"cleared", true}};
-  });
+    nodes.push_back(
+        {{"name", n.name},
+         {"role", n.role},
+         {"report_age_ms", n.age_ms ? nlohmann::json(*n.age_ms) : nlohmann::json(nullptr)},
+         {"progress", std::move(progress)}});
+  }
+  return nlohmann::json{
+      {"generation", view.generation}, {"drains", std::move(drains)}, {"nodes", std::move(nodes)}};
+}
+
+Result<nlohmann::json> ClusterSubsystem::clear() {
+  if (!node_) return notJoined();
+  node_->clearFailures();
+  node_->move("");
+  return nlohmann::json{{"cleared", true}};
 }
 
 void ClusterSubsystem::setSyncState(const SyncReport& sync) {

@@ -10,6 +10,7 @@
 #include "common/sync_report.h"
 #include "core/state_file_resource.h"
 #include "core/subsystem.h"
+#include "ipc/protocol.h"
 #include "platform/platform.h"
 
 namespace tandem::director {
@@ -37,8 +38,16 @@ class ClusterSubsystem final : public resources::Subsystem, private corosync::Qu
   // The role of every node as heard, the epoch, quorum, heartbeats' age, frames and role
   // changes (conf/metrics.md).
   void writeMetrics(metrics::Exposition& out) const override;
-  void registerCommands(resources::CommandTable& table) override;
   void shutdown() override;
+
+  // The operator's requests, typed from the admin channel's parse to here (Director forwards
+  // them). Each fails "unavailable" before start().
+  Result<nlohmann::json> standby(const ipc::StandbyArgs& args);
+  Result<nlohmann::json> move(const ipc::MoveArgs& args);
+  Result<nlohmann::json> maintenance(bool on);
+  Result<nlohmann::json> drain(const ipc::DrainArgs& args);
+  Result<nlohmann::json> drains() const;
+  Result<nlohmann::json> clear();
 
   // Every subsystem's held resources, in takeover order.
   void setResources(resources::ResourceChain::List resources);

@@ -580,25 +580,32 @@ nlohmann::json Director::status() {
   return j;
 }
 
+// The cluster's requests go to it typed, as the admin channel parsed them.
+namespace {
+Result<nlohmann::json> noCluster() {
+  return fail(ErrorCode::kUnavailable, "this tandemd runs without a cluster");
+}
+}  // namespace
+
 Result<nlohmann::json> Director::standby(const ipc::StandbyArgs& args) {
-  return command("standby", ipc::standbyBody(args));
+  return cluster_ ? cluster_->standby(args) : noCluster();
 }
 
 Result<nlohmann::json> Director::move(const ipc::MoveArgs& args) {
-  return command("move", ipc::moveBody(args));
+  return cluster_ ? cluster_->move(args) : noCluster();
 }
 
 Result<nlohmann::json> Director::maintenance(bool on) {
-  return command("maintenance", ipc::maintenanceBody({on}));
+  return cluster_ ? cluster_->maintenance(on) : noCluster();
 }
 
 Result<nlohmann::json> Director::drain(const ipc::DrainArgs& args) {
-  return command("drain", ipc::drainBody(args));
+  return cluster_ ? cluster_->drain(args) : noCluster();
 }
 
-Result<nlohmann::json> Director::drains() { return command("drains", nlohmann::json::object()); }
+Result<nlohmann::json> Director::drains() { return cluster_ ? cluster_->drains() : noCluster(); }
 
-Result<nlohmann::json> Director::clear() { return command("clear", nlohmann::json::object()); }
+Result<nlohmann::json> Director::clear() { return cluster_ ? cluster_->clear() : noCluster(); }
 
 namespace {
 
