@@ -25,7 +25,7 @@
 //       --progress FILE: one line, rewritten (a new file renamed over it) within 100 ms of a
 //       change and at once at a mark: "marks=K mark_ms=E open=O answered=A ended=D". K marks so
 //       far (E the last one's epoch ms, 0 before the first); O sessions connected and still
-//       alive; A of them have had an echo of a line sent at or after the last mark (before any
+//       alive; A of them have had an echo of a line sent after the last mark (before any
 //       mark: any echo); D sessions over (reset, closed, silent, a bad echo, a failed connect).
 //       A test polls it for "every session has exchanged a line since the takeover" (A = N)
 //       or "every session answered or died since" (A + D = N).
@@ -320,9 +320,16 @@ struct Session {
   int fd = -1;
   bool started = false, connected = false;
   int64_t start_at = 0, deadline = 0, next_send = 0, last_echo = 0;  // deadline: of the connect
-  int64_t answered_line_at = -1;  // when the last line echoed was queued (-1: none yet)
+  // How many marks had come when the last line echoed was queued (-1: none echoed yet). Marks
+  // and lines are ordered by the loop itself, not by a clock: a line queued in the same
+  // millisecond as a mark but before it is not "after the mark".
+  long answered_marks = -1;
   int64_t sent = 0, echoed = 0, max_stall = 0, max_gap = 0, end_ms = 0;
-  std::deque<int64_t> waiting;  // when each unanswered line was queued
+  struct Queued {
+    int64_t at;  // when the line was queued
+    long marks;  // the marks that had come by then
+  };
+  std::deque<Queued> waiting;  // each unanswered line
   std::string in, out, detail, local;
   uint32_t events = 0;
   End end = End::kOpen;
@@ -368,7 +375,7 @@ class Run {
         if (events[i].data.u64 != kSignalKey) {
           onEvent(sessions_[events[i].data.u64], events[i].events, now);
         } else if (int signo = readSignal(sfd); signo == SIGUSR1) {
-          mark(now);
+          mark();
           progress_due_ = now;  // the reset count out at once: the test waits from the mark on
         } else if (signo != 0) {
           stop = stopped_by_signal_ = true;
@@ -463,7 +470,7 @@ class Run {
     }
     if (now >= s.next_send) {
       s.out += std::to_string(++s.sent) + " " + std::to_string(s.id) + "\n";
-      s.waiting.push_back(now);
+      s.waiting.push_back({now, marks_});
       // After a hiccup of the loop, one line now, not a burst to catch up.
       s.next_send = std::max(s.next_send + o_.interval_ms, now + 1);
       flush(s);
@@ -520,16 +527,15 @@ class Run {
     }
     s.names.emplace(line.substr(0, line.size() - want.size()));
     ++s.echoed;
-    s.answered_line_at = s.waiting.front();
-    s.max_stall = std::max(s.max_stall, now - s.waiting.front());
+    s.answered_marks = s.waiting.front().marks;
+    s.max_stall = std::max(s.max_stall, now - s.waiting.front().at);
     s.max_gap = std::max(s.max_gap, now - s.last_echo);
     s.waiting.pop_front();
     s.last_echo = now;
     return true;
   }
 
-  void mark(int64_t now) {
-    mark_mono_ = now;
+  void mark() {
     ++marks_;
     mark_ms_ = epochMs();
     std::fprintf(stderr, "session_probe: mark %lld\n", ll(mark_ms_));
@@ -551,7 +557,7 @@ class Run {
         ++ended;
       } else if (s.connected) {
         ++open;
-        answered += s.answered_line_at >= mark_mono_;
+        answered += s.answered_marks >= marks_;
       }
     }
     std::string line = "marks=" + std::to_string(marks_) + " mark_ms=" + std::to_string(mark_ms_) +
@@ -581,7 +587,7 @@ class Run {
         fail(s, End::kConnectFailed, "connect: still pending at the end");
       }
       if (s.end == End::kOpen) {
-        int64_t oldest = s.waiting.empty() ? now : s.waiting.front();
+        int64_t oldest = s.waiting.empty() ? now : s.waiting.front().at;
         s.max_stall = std::max(s.max_stall, now - oldest);
         s.max_gap = std::max(s.max_gap, now - s.last_echo);
         if (now - oldest > 3 * o_.interval_ms) {
@@ -664,7 +670,6 @@ class Run {
   int64_t due_ = 0;   // when some session next needs the loop
   long settled_ = 0;  // sessions connected or failed to
   int64_t mark_ms_ = 0;
-  int64_t mark_mono_ = 0;  // the last mark, monotonic (0: none, every echo counts)
   long marks_ = 0;
   int64_t progress_due_ = 0;   // when the progress line is next brought up to date
   std::string progress_line_;  // what the progress file says

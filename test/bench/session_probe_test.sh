@@ -28,7 +28,14 @@ failures=0
 check() {  # check WHAT TEST-ARGS...
   local what=$1
   shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
+  if "$@"; then
+    echo "ok: $what"
+  else
+    # What the progress file said, when the check read it: the failure shows the counts.
+    echo "FAIL: $what${progress_seen:+ (the progress file: $progress_seen)}"
+    failures=$((failures + 1))
+  fi
+  progress_seen=
 }
 value() { sed -n "s/^$1=//p" "$2"; }  # value KEY FILE
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
@@ -116,7 +123,11 @@ check "term: stopped by the signal" test "$(value stopped_by "$work/term.out")" 
 
 # --- --duration-s 0 and --progress: the run ends only at SIGTERM, and says who answered when ---
 # progress_is REGEX: the progress file's line matches (it is rewritten within 100 ms of a change)
-progress_is() { [[ $(cat "$work/progress" 2>/dev/null) =~ $1 ]]; }
+progress_seen=
+progress_is() {
+  progress_seen=$(cat "$work/progress" 2>/dev/null)
+  [[ $progress_seen =~ $1 ]]
+}
 poll() {  # poll SECONDS CMD...: until CMD succeeds
   local deadline=$((SECONDS + $1))
   shift
