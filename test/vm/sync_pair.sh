@@ -571,15 +571,17 @@ phase_run() {
       fail "$name: d2's table holds $(d2_entries 7000) NAT and $(d2_entries 7100) DR of the $SESSIONS sessions each, not all$phase_late"
     out[$name.d2_entries]=$(d2_entries 7000)
     out[$name-dr.d2_entries]=$(d2_entries 7100)
+    phase_say "$name" "d2's table holds the sessions"
     if [[ $how == cut ]]; then
       phase_step 30 "IPVS sync, as for the sessions=$pair_sync_ms" -- templates_on_d2 "$name" ||
         fail "$name: d2's table holds $(d2_templates "$name") of the $STICKY persistence templates$phase_late;" \
           "d1: $(node_exec d1 ipvsadm -Lnc | grep ':7001' | tr '\n' ';') d2: $(node_exec d2 ipvsadm -Lnc | grep ':7001' | tr '\n' ';')"
     fi
+    [[ $how == cut ]] && phase_say "$name" "d2's table holds the templates"
     # tandemd's listener heard d1's master: at least one update per session, lately, from d1
     # (judged: the test's; the benchmark does not judge).
     [[ $stack == tandem ]] && ((phase_strict)) && heard_from_d1 "$name"
-    phase_say "$name" "d2's table holds every session"
+    phase_say "$name" "d2's backup heard d1's master"
   fi
   out[$name.states]="cut: d1 $(table_states d1 7000)"
   t0=$(lab_now_ms)
@@ -599,7 +601,8 @@ phase_run() {
     [[ $stack == tandem ]] && out[$name.d2_connections]=$(node_exec d2 "$tandem" status --json 2>/dev/null |
       python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["sync"]["connections"])' 2>/dev/null)
   }
-  [[ $how == cut ]] && sticky_round "$name" after $(seq "$STICKY" -1 1)
+  [[ $how == cut ]] && sticky_round "$name" after $(seq "$STICKY" -1 1) &&
+    phase_say "$name" "the persistent clients answered through d2"
   # The sessions through d2, until each has answered (or ended): a condition, not a time.
   phase_through "$name" "after the takeover" "$t0" 1 d2_answered_ms
   phase_say "$name" "through d2: ${out[$name.d2_answered_ms]} ms after the mark"
