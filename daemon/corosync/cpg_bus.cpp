@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "corosync/cs_error.h"
+#include "corosync/handle_watch.h"
 
 namespace tandem::corosync {
 
@@ -166,12 +167,9 @@ Result<void> CpgBus::connectOnce() {
     finalize();
     return fail(csError(rc, "cpg_join(" + group_ + ")"));
   }
-  auto watch = dispatcher_.watchFd(fd, loop::FdEvents{true, false},
-                                   [this](loop::FdEvents) { onReadable(); });
-  if (!watch) {
-    finalize();
-    return fail(watch.error());
-  }
+  auto watch = watchHandle(
+      dispatcher_, fd, [this] { onReadable(); }, [this] { finalize(); });
+  if (!watch) return fail(watch.error());
   watch_ = std::move(*watch);
   local_nodeid_ = nodeid;
   return {};

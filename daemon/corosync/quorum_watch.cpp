@@ -3,6 +3,7 @@
 #include <corosync/votequorum.h>
 
 #include "corosync/cs_error.h"
+#include "corosync/handle_watch.h"
 
 namespace tandem::corosync {
 
@@ -60,12 +61,9 @@ Result<void> QuorumWatch::connectOnce() {
     finalize();
     return fail(csError(rc, "votequorum_trackstart"));
   }
-  auto watch = dispatcher_.watchFd(fd, loop::FdEvents{true, false},
-                                   [this](loop::FdEvents) { onReadable(); });
-  if (!watch) {
-    finalize();
-    return fail(watch.error());
-  }
+  auto watch = watchHandle(
+      dispatcher_, fd, [this] { onReadable(); }, [this] { finalize(); });
+  if (!watch) return fail(watch.error());
   watch_ = std::move(*watch);
   return {};
 }
