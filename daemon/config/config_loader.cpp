@@ -154,20 +154,8 @@ void Loader::readRoot(const toml::table& root, Config& cfg) {
   });
 }
 
-void Loader::readCluster(TableReader r, Cluster& c) {
-  pos_.cluster = r.where();
-  if (auto v = r.string("name", true)) {
-    if (v->empty()) r.badValue("name", "the name is empty", "give the cluster a name");
-    c.name = *v;
-  }
-  if (auto v = r.string("group")) {
-    if (v->empty() || v->size() > 127) {
-      r.badValue("group", "\"" + *v + "\" is not a usable CPG group name",
-                 "it must be 1 to 127 characters");
-    } else {
-      c.group = *v;
-    }
-  }
+// [[cluster.key]] tables and active_key: the keys that sign and check the frames.
+void Loader::readKeys(TableReader& r, Cluster& c) {
   auto keys = r.tables("key");
   std::set<uint32_t> ids;
   for (const toml::table* t : keys) {
@@ -239,6 +227,23 @@ void Loader::readCluster(TableReader r, Cluster& c) {
   } else if (keys.size() == 1 && !c.keys.empty()) {
     c.active_key = c.keys.front().id;
   }
+}
+
+void Loader::readCluster(TableReader r, Cluster& c) {
+  pos_.cluster = r.where();
+  if (auto v = r.string("name", true)) {
+    if (v->empty()) r.badValue("name", "the name is empty", "give the cluster a name");
+    c.name = *v;
+  }
+  if (auto v = r.string("group")) {
+    if (v->empty() || v->size() > 127) {
+      r.badValue("group", "\"" + *v + "\" is not a usable CPG group name",
+                 "it must be 1 to 127 characters");
+    } else {
+      c.group = *v;
+    }
+  }
+  readKeys(r, c);
   if (auto v = r.duration("heartbeat_interval", 10ms, 10s)) c.heartbeat_interval = *v;
   if (auto v = r.duration("dead_time", 20ms, 60s)) c.dead_time = *v;
   if (c.dead_time < 2 * c.heartbeat_interval) {

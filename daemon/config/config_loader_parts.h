@@ -70,6 +70,7 @@ class Loader {
   void readRoot(const toml::table& root, Config& cfg);
 
   void readCluster(TableReader r, Cluster& c);
+  void readKeys(TableReader& r, Cluster& c);
 
   std::optional<Command> readCommand(TableReader& r, std::string_view key);
 
@@ -86,6 +87,7 @@ class Loader {
   RealServer readRealServer(TableReader& r, const VirtualServer& vs);
 
   Check readCheck(TableReader& r, const Check& base);
+  void readHttpOptions(TableReader& r, Check& c);
 
   static std::optional<StatusRange> parseStatusRange(const std::string& s);
 

@@ -248,6 +248,56 @@ RealServer Loader::readRealServer(TableReader& r, const VirtualServer& vs) {
   return rs;
 }
 
+// An HTTP or HTTPS check's request and what its answer must hold.
+void Loader::readHttpOptions(TableReader& r, Check& c) {
+  if (auto m = r.choice<HttpMethod>("method",
+                                    {{"GET", HttpMethod::kGet}, {"HEAD", HttpMethod::kHead}})) {
+    c.method = *m;
+  }
+  if (auto s = r.string("path")) {
+    if (s->empty() || s->front() != '/') {
+      r.badValue("path", "\"" + *s + "\" is not an absolute path",
+                 "the HTTP path starts with /, e.g. \"/index.html\"");
+    } else if (auto why = httpTextProblem(*s, "a path")) {
+      r.badValue("path", *why, "percent-encode it, e.g. %20 for a space");
+    }
+    c.path = *s;
+  }
+  if (auto s = r.string("host")) {
+    if (auto why = hostHeaderProblem(*s)) {
+      r.badValue("host", *why, "write a host name or address, e.g. \"www.example.com\"");
+    }
+    c.host = *s;
+  }
+  if (auto list = r.strings("expect_status")) {
+    c.expect_status.clear();
+    for (const auto& s : *list) {
+      if (auto range = parseStatusRange(s)) {
+        c.expect_status.push_back(*range);
+      } else {
+        r.badValue("expect_status", "\"" + s + "\" is not a status code or range",
+                   "write codes from 100 to 599 as \"200\" or \"200-399\"");
+      }
+    }
+    if (list->empty()) {
+      r.badValue("expect_status", "the list is empty",
+                 "name at least one healthy status, e.g. [\"200-399\"]");
+    }
+  }
+  if (auto s = r.string("expect_body")) c.expect_body = *s;
+  if (auto s = r.string("expect_body_regex")) {
+    if (auto bad = regexError(*s)) {
+      r.badValue("expect_body_regex", "\"" + *s + "\" is not a regular expression: " + *bad,
+                 "write a POSIX extended regular expression, e.g. \"status: (ok|ready)\"");
+    } else {
+      c.expect_body_regex = *s;
+    }
+  }
+  if (auto n = r.integer("max_response", 256, 16777216)) {
+    c.max_response = static_cast<uint32_t>(*n);
+  }
+}
+
 Check Loader::readCheck(TableReader& r, const Check& base) {
   Check c = base;
   if (auto t = r.choice<CheckType>("type", {{"none", CheckType::kNone},
@@ -276,54 +326,7 @@ Check Loader::readCheck(TableReader& r, const Check& base) {
     return std::find(types.begin(), types.end(), c.type) != types.end();
   };
   // Type options are read only where they apply; elsewhere finish() explains why not.
-  if (owns("method")) {
-    if (auto m = r.choice<HttpMethod>("method",
-                                      {{"GET", HttpMethod::kGet}, {"HEAD", HttpMethod::kHead}})) {
-      c.method = *m;
-    }
-    if (auto s = r.string("path")) {
-      if (s->empty() || s->front() != '/') {
-        r.badValue("path", "\"" + *s + "\" is not an absolute path",
-                   "the HTTP path starts with /, e.g. \"/index.html\"");
-      } else if (auto why = httpTextProblem(*s, "a path")) {
-        r.badValue("path", *why, "percent-encode it, e.g. %20 for a space");
-      }
-      c.path = *s;
-    }
-    if (auto s = r.string("host")) {
-      if (auto why = hostHeaderProblem(*s)) {
-        r.badValue("host", *why, "write a host name or address, e.g. \"www.example.com\"");
-      }
-      c.host = *s;
-    }
-    if (auto list = r.strings("expect_status")) {
-      c.expect_status.clear();
-      for (const auto& s : *list) {
-        if (auto range = parseStatusRange(s)) {
-          c.expect_status.push_back(*range);
-        } else {
-          r.badValue("expect_status", "\"" + s + "\" is not a status code or range",
-                     "write codes from 100 to 599 as \"200\" or \"200-399\"");
-        }
-      }
-      if (list->empty()) {
-        r.badValue("expect_status", "the list is empty",
-                   "name at least one healthy status, e.g. [\"200-399\"]");
-      }
-    }
-    if (auto s = r.string("expect_body")) c.expect_body = *s;
-    if (auto s = r.string("expect_body_regex")) {
-      if (auto bad = regexError(*s)) {
-        r.badValue("expect_body_regex", "\"" + *s + "\" is not a regular expression: " + *bad,
-                   "write a POSIX extended regular expression, e.g. \"status: (ok|ready)\"");
-      } else {
-        c.expect_body_regex = *s;
-      }
-    }
-    if (auto n = r.integer("max_response", 256, 16777216)) {
-      c.max_response = static_cast<uint32_t>(*n);
-    }
-  }
+  if (owns("method")) readHttpOptions(r, c);
   if (owns("tls_verify")) {
     if (auto b = r.boolean("tls_verify")) c.tls_verify = *b;
     if (auto s = r.string("ca_file")) {

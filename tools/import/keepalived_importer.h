@@ -251,6 +251,7 @@ class Importer {
 
   std::optional<std::string> forwarding(const KaStatement& c);
 
+  std::optional<std::vector<ServiceSpec>> expandServices(const KaStatement& s);
   void virtualServer(const KaStatement& s);
 
   std::optional<RealSpec> realServer(const KaStatement& r, const Timing& vs_timing, bool& inhibit);

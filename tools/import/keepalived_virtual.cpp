@@ -44,13 +44,19 @@ std::optional<std::string> Importer::forwarding(const KaStatement& c) {
   return std::nullopt;
 }
 
-void Importer::virtualServer(const KaStatement& s) {
+// The services a virtual_server line names: one, or a virtual_server_group's members. nullopt
+// when the line is wrong (reported).
+std::optional<std::vector<ServiceSpec>> Importer::expandServices(const KaStatement& s) {
   std::vector<ServiceSpec> expanded;
+  auto failed = [this](const KaStatement& at, std::string message) {
+    error(at, std::move(message));
+    return std::optional<std::vector<ServiceSpec>>();
+  };
   if (s.args.size() >= 2 && s.args[0] == "group") {
     auto it = groups_.find(s.args[1]);
     if (it == groups_.end()) {
-      return error(s, "virtual_server group " + s.args[1] +
-                          ": no virtual_server_group of that name; define it");
+      return failed(s, "virtual_server group " + s.args[1] +
+                           ": no virtual_server_group of that name; define it");
     }
     for (const auto& m : it->second) {
       ServiceSpec spec;
@@ -64,23 +70,29 @@ void Importer::virtualServer(const KaStatement& s) {
         "group " + s.args[1] + ": " + std::to_string(expanded.size()) + " services");
   } else if (s.args.size() >= 2 && s.args[0] == "fwmark") {
     auto v = integer(s.args[1], 1, 4294967295);
-    if (!v) return error(s, "fwmark " + s.args[1] + ": not a mark from 1 to 4294967295");
+    if (!v) return failed(s, "fwmark " + s.args[1] + ": not a mark from 1 to 4294967295");
     ServiceSpec spec{s.file, s.line, "", *v, {}, false, {}};
     expanded.push_back(spec);
     rec(s, "virtual_server", "virtual_server");
   } else if (s.args.size() >= 1) {
     auto ip = IpAddress::parse(s.args[0]);
-    if (!ip) return error(s, "virtual_server " + s.args[0] + ": not an IP address");
+    if (!ip) return failed(s, "virtual_server " + s.args[0] + ": not an IP address");
     auto port = s.args.size() >= 2 ? integer(s.args[1], 0, 65535) : std::optional<int64_t>(0);
-    if (!port) return error(s, "virtual_server " + s.args[1] + ": not a port");
+    if (!port) return failed(s, "virtual_server " + s.args[1] + ": not a port");
     ServiceSpec spec{s.file, s.line, hostPort(*ip, static_cast<uint16_t>(*port)), std::nullopt, {},
                      false,  {}};
     expanded.push_back(spec);
     rec(s, "virtual_server", "virtual_server");
   } else {
-    return error(s, "virtual_server needs IP PORT, fwmark N or group NAME");
+    return failed(s, "virtual_server needs IP PORT, fwmark N or group NAME");
   }
+  return expanded;
+}
 
+void Importer::virtualServer(const KaStatement& s) {
+  auto services = expandServices(s);
+  if (!services) return;
+  std::vector<ServiceSpec> expanded = std::move(*services);
   ServiceSpec common;
   Timing vs_timing;
   bool inhibit = false;
