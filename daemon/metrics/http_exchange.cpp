@@ -107,7 +107,19 @@ ParsedRequest parseRequest(std::string_view received) {
     if (colon == std::string_view::npos || colon == 0 || !isToken(line.substr(0, colon))) {
       return bad(400, "a header line is not \"Name: value\"");
     }
-    if (lower(line.substr(0, colon)) == "accept" &&
+    const std::string name = lower(line.substr(0, colon));
+    if (name == "content-length") {
+      // 1*DIGIT (RFC 9110 8.6): a sign, a letter or nothing is a malformed message, and a
+      // server must not guess its length.
+      const std::string_view value = trim(line.substr(colon + 1));
+      if (value.empty() || value.size() > 18 ||
+          !std::all_of(value.begin(), value.end(),
+                       [](unsigned char c) { return std::isdigit(c) != 0; })) {
+        return bad(400, "Content-Length \"" + std::string(value.substr(0, 32)) +
+                            "\" is not a number of bytes");
+      }
+    }
+    if (name == "accept" &&
         lower(trim(line.substr(colon + 1))).find("application/openmetrics-text") !=
             std::string::npos) {
       p.request.wants_openmetrics = true;

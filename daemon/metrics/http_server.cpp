@@ -12,6 +12,7 @@ namespace tandem::metrics {
 
 struct HttpServer::Connection {
   int fd = -1;
+  uint64_t number = 0;  // the order of its accept: the oldest has the smallest
   std::string peer;
   std::unique_ptr<loop::FdWatch> watch;
   std::unique_ptr<loop::Timer> deadline;
@@ -96,7 +97,10 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::acceptAll() {
-  while (!paused_ && connections_.size() < limits_.max_connections) {
+  while (!paused_) {
+    // Full: room is made only for a connection that is there, and only when one can go.
+    const bool full = connections_.size() >= limits_.max_connections;
+    if (full && slowest() == nullptr) break;
     sockaddr_storage peer{};
     socklen_t len = sizeof peer;
     int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -119,8 +123,10 @@ void HttpServer::acceptAll() {
       }
       break;
     }
+    if (full) evict(*slowest());
     auto c = std::make_unique<Connection>();
     c->fd = fd;
+    c->number = ++accepted_;
     c->peer = endpointText(peer);
     Connection* raw = c.get();
     auto watch = dispatcher_.watchFd(fd, {true, false}, [this, raw](loop::FdEvents) {
@@ -154,9 +160,33 @@ void HttpServer::acceptAll() {
   updateListening();
 }
 
-// Beyond max_connections the listener is not watched: connections wait in the backlog.
+HttpServer::Connection* HttpServer::slowest() {
+  Connection* oldest = nullptr;
+  for (auto& [fd, c] : connections_) {
+    if (!c->out.empty() || c->draining) continue;  // being answered: it finishes on its own
+    if (oldest == nullptr || c->number < oldest->number) oldest = c.get();
+  }
+  return oldest;
+}
+
+void HttpServer::evict(Connection& c) {
+  ++evicted_;
+  const loop::MonoTime now = dispatcher_.now();
+  if (!eviction_logged_ || now - *eviction_logged_ >= Millis(10000)) {
+    eviction_logged_ = now;
+    log_(LogLevel::kNotice, "metrics: all " + std::to_string(limits_.max_connections) +
+                                " connections taken; closed the oldest unfinished request, from " +
+                                c.peer + ", to serve a new one (" + std::to_string(evicted_) +
+                                " so far; slow or stuck clients of the endpoint?)");
+  }
+  drop(c.fd);  // the caller accepts in its place
+}
+
+// With every connection being answered the listener is not watched: new ones wait in the
+// backlog. While one is still reading its request, a new connection takes its place.
 void HttpServer::updateListening() {
-  const bool want = !paused_ && connections_.size() < limits_.max_connections;
+  const bool want =
+      !paused_ && (connections_.size() < limits_.max_connections || slowest() != nullptr);
   if (want == listening_) return;
   listening_ = want;
   watch_->setInterest({want, false});
@@ -245,13 +275,18 @@ void HttpServer::drain(Connection& c) {
   close(c.fd);
 }
 
-void HttpServer::close(int fd) {
+void HttpServer::drop(int fd) {
   auto it = connections_.find(fd);
   if (it == connections_.end()) return;
   it->second->watch.reset();
   it->second->deadline.reset();
   connections_.erase(it);
   ::close(fd);
+}
+
+void HttpServer::close(int fd) {
+  if (!connections_.count(fd)) return;
+  drop(fd);
   updateListening();
   // A connection waiting in the backlog is taken now rather than at the next one.
   if (listening_) acceptAll();

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/ip_address.h"
@@ -15,9 +16,11 @@
 // (http_exchange.h) and closes the connection. Nothing here blocks: accepts, reads and writes
 // are loop events, a large answer goes out as the socket takes it, and a connection that does
 // not finish its request within request_timeout, or does not take its answer within
-// write_timeout, is closed. At most max_connections are open at once; beyond that, new ones wait
-// in the kernel's backlog until one closes. The answer is rendered only once the request is
-// complete.
+// write_timeout, is closed. At most max_connections are open at once. When all are taken and
+// another client connects, the oldest connection still sending its request is closed to make
+// room (a handful of slow or silent clients cannot shut out a scrape; the first of a burst and
+// then one line in 10 s say so, at notice); only when every connection is being answered do new
+// ones wait in the kernel's backlog. The answer is rendered only once the request is complete.
 namespace tandem::metrics {
 
 struct HttpLimits {
@@ -42,6 +45,8 @@ class HttpServer {
   uint16_t port() const { return port_; }
   size_t connections() const { return connections_.size(); }
   uint64_t served() const { return served_; }
+  // Connections closed before their request was complete, to make room for a new one.
+  uint64_t evicted() const { return evicted_; }
 
  private:
   struct Connection;
@@ -52,8 +57,14 @@ class HttpServer {
   void onWritable(Connection& c);
   void drain(Connection& c);
   void answer(Connection& c, const HttpResponse& response);
+  // close: drop, then take what waits in the backlog; drop: the connection only.
   void close(int fd);
+  void drop(int fd);
   void updateListening();
+  // The oldest connection still reading its request (nullptr: every one is being answered),
+  // and its closing to make room for a new one.
+  Connection* slowest();
+  void evict(Connection& c);
 
   loop::Dispatcher& dispatcher_;
   int fd_;
@@ -67,6 +78,9 @@ class HttpServer {
   std::unique_ptr<loop::Timer> resume_;
   std::map<int, std::unique_ptr<Connection>> connections_;
   uint64_t served_ = 0;
+  uint64_t evicted_ = 0;
+  uint64_t accepted_ = 0;                          // each connection's number, in order
+  std::optional<loop::MonoTime> eviction_logged_;  // the last notice of an eviction
 };
 
 }  // namespace tandem::metrics

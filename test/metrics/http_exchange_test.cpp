@@ -92,6 +92,9 @@ TEST(HttpExchange, GarbageGetsAClearRefusal) {
       {"GET /metrics HTTP/2.0\r\n\r\n", 505, "HTTP/1.0 and HTTP/1.1"},
       {"GET /metrics HTTP/1.1\r\nno colon here\r\n\r\n", 400, "Name: value"},
       {"G(T /metrics HTTP/1.1\r\n\r\n", 400, "token"},
+      {"GET /metrics HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400, "Content-Length \"-5\""},
+      {"GET /metrics HTTP/1.1\r\ncontent-length: abc\r\n\r\n", 400, "not a number of bytes"},
+      {"GET /metrics HTTP/1.1\r\nContent-Length:\r\n\r\n", 400, "Content-Length \"\""},
   };
   for (const Case& c : cases) {
     auto p = parseRequest(c.text);
@@ -102,6 +105,11 @@ TEST(HttpExchange, GarbageGetsAClearRefusal) {
     EXPECT_EQ(r.status, c.status);
     EXPECT_EQ(r.body, p.why + "\n");
   }
+}
+
+TEST(HttpExchange, AContentLengthOfDigitsIsAccepted) {
+  auto p = parseRequest("GET /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(p.status, Status::kComplete) << p.why;
 }
 
 TEST(HttpExchange, AnOversizedHeaderIsRefusedWithoutItsEnd) {

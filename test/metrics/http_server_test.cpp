@@ -200,19 +200,68 @@ TEST_F(HttpServerTest, AClientThatNeverFinishesItsRequestIsClosedAtTheTimeout) {
   EXPECT_EQ(server_->connections(), 0u);
 }
 
-TEST_F(HttpServerTest, BeyondTheLimitConnectionsWaitAndAreServedLater) {
-  listen(HttpLimits{2, Millis(300), Millis(1000)});
+TEST_F(HttpServerTest, BeyondTheLimitANewScrapeTakesThePlaceOfTheOldestUnfinishedRequest) {
+  // Request timeout an hour: without the eviction the scrape would wait for it.
+  listen(HttpLimits{2, Millis(3600 * 1000), Millis(1000)});
   std::string third;
+  std::string first_after;
+  std::string second_after = "open";
   runClient([&] {
-    // Two silent connections take both places; a third waits in the backlog until the first
-    // two are closed at their timeout, then is served.
+    // Two slow clients take both places, each with half a request; a scrape is still served.
     int a = connectTo(server_->port());
+    sendAll(a, "GET /metrics HTTP/1.1\r\n");
     int b = connectTo(server_->port());
+    sendAll(b, "GET /metrics HTTP/1.1\r\n");
     third = exchange(server_->port(), "GET /metrics HTTP/1.1\r\n\r\n");
+    first_after = readToEof(a);  // the oldest was closed to make room: EOF, no answer
+    char byte = 0;
+    if (::recv(b, &byte, 1, MSG_DONTWAIT) == 0) second_after = "closed";
     ::close(a);
     ::close(b);
   });
   EXPECT_EQ(third.substr(0, 15), "HTTP/1.1 200 OK");
+  EXPECT_EQ(first_after, "");
+  EXPECT_EQ(second_after, "open") << "only the oldest unfinished request makes room";
+  EXPECT_EQ(server_->evicted(), 1u);
+  ASSERT_FALSE(logged_.empty());
+  EXPECT_NE(logged_.back().find("closed the oldest unfinished request, from 127.0.0.1:"),
+            std::string::npos)
+      << logged_.back();
+}
+
+TEST_F(HttpServerTest, FiftySlowClientsDoNotShutOutAScrape) {
+  listen(HttpLimits{16, Millis(3600 * 1000), Millis(1000)});
+  std::string answer;
+  runClient([&] {
+    std::vector<int> slow;
+    for (int i = 0; i < 50; ++i) {
+      int fd = connectTo(server_->port());
+      if (fd >= 0) sendAll(fd, "G");
+      slow.push_back(fd);
+    }
+    answer = exchange(server_->port(), "GET /metrics HTTP/1.1\r\n\r\n");
+    for (int fd : slow) ::close(fd);
+  });
+  EXPECT_EQ(answer.substr(0, 15), "HTTP/1.1 200 OK");
+  EXPECT_GE(server_->evicted(), 35u) << "16 places for 51 clients";
+}
+
+TEST_F(HttpServerTest, WhileEveryPlaceIsBeingAnsweredNewConnectionsWait) {
+  // A client that reads nothing keeps its answer unsent (the body is larger than the socket
+  // buffers), so its place is not taken away: the next connection waits for the write timeout.
+  body_ = std::string(8 * 1024 * 1024, 'x');
+  listen(HttpLimits{1, Millis(3600 * 1000), Millis(300)});
+  std::string second;
+  runClient([&] {
+    int a = connectTo(server_->port());
+    sendAll(a, "GET /metrics HTTP/1.1\r\n\r\n");
+    char head[64];
+    (void)!::read(a, head, sizeof head);  // its answer has begun; the rest is never read
+    second = exchange(server_->port(), "GET /metrics HTTP/1.1\r\n\r\n");
+    ::close(a);
+  });
+  EXPECT_EQ(second.substr(0, 15), "HTTP/1.1 200 OK");
+  EXPECT_EQ(server_->evicted(), 0u);
 }
 
 TEST_F(HttpServerTest, AClientThatHalfClosesAfterItsRequestIsStillAnswered) {
