@@ -607,14 +607,16 @@ void ClusterCore::evaluate(Time now, Actions& out) {
     apply(now, *ev, out);
     if (role_ == before) break;
   }
-  // Said once when a failback starts to wait, not at every heartbeat's election.
-  if (failback_waiting_ != logged_waiting_) {
-    logged_waiting_ = failback_waiting_;
-    if (!failback_waiting_.empty()) {
-      out.push_back(
-          {Action::Kind::kLog, "connection sync holds back a failback node=" + config_.self +
-                                   " waiting=\"" + failback_waiting_ + "\""});
-    }
+  // Said once when a failback starts to wait and once when it stops, not at every heartbeat's
+  // election: what it waits for ("... (4.2 s so far)", the table's count) changes at each one.
+  // `tandem status` shows the wait as it is now.
+  if (failback_waiting_.empty() == logged_waiting_) {
+    logged_waiting_ = !failback_waiting_.empty();
+    const std::string node = " node=" + config_.self;
+    out.push_back({Action::Kind::kLog,
+                   logged_waiting_ ? "connection sync holds back a failback" + node +
+                                         " waiting=\"" + failback_waiting_ + "\""
+                                   : "connection sync no longer holds back a failback" + node});
   }
 }
 

@@ -240,7 +240,7 @@ class ClusterCore {
   std::optional<Time> sync_backup_since_;  // the sync backup daemon runs since
   std::optional<Time> sync_heard_at_;      // its backup daemon last heard a sync message at
   std::string failback_waiting_;           // the last election's Decision::waiting
-  std::string logged_waiting_;
+  bool logged_waiting_ = false;            // "holds back a failback" said, its end not yet
   std::string move_target_;
   uint64_t move_generation_ = 0;
   std::optional<Time> move_until_;  // a move with a lifetime ends at

@@ -248,6 +248,44 @@ TEST(ClusterSim, SyncAwareFailbackWaitsForTheReturningNodesTable) {
   EXPECT_EQ(c.node("lb1").core->status(c.now()).failback_waiting, "");
 }
 
+size_t linesWith(const std::vector<std::string>& log, const std::string& text) {
+  return static_cast<size_t>(std::count_if(log.begin(), log.end(), [&](const std::string& l) {
+    return l.find(text) != std::string::npos;
+  }));
+}
+
+TEST(ClusterSim, AHeldBackFailbackIsLoggedOnceWhenItStartsAndOnceWhenItEnds) {
+  SimCluster c = pair(syncFailback(2min));
+  ASSERT_NO_FATAL_FAILURE(failAndReturnLb1(c));
+  c.log.clear();
+  setSync(c, "lb1", 0, true);
+  // What it waits for changes at every election: the backup daemon's run so far, then the table.
+  c.advance(5s);
+  const std::string first = c.node("lb2").core->status(c.now()).failback_waiting;
+  c.advance(7s);
+  ASSERT_NE(c.node("lb2").core->status(c.now()).failback_waiting, first);
+  setSync(c, "lb1", 400, true);
+  c.advance(3s);
+  ASSERT_TRUE(exactlyOneActive(c, "lb2"));
+  for (const std::string node : {"lb1", "lb2"}) {
+    EXPECT_EQ(linesWith(c.log, node + ": log connection sync holds back a failback node=" + node),
+              1u)
+        << node;
+  }
+  EXPECT_EQ(linesWith(c.log, "no longer holds back"), 0u) << "it still waits";
+  setSync(c, "lb1", 850, true);
+  ASSERT_TRUE(c.advanceUntil([&] { return exactlyOneActive(c, "lb1"); }, 5s));
+  c.advance(5s);
+  for (const std::string node : {"lb1", "lb2"}) {
+    EXPECT_EQ(linesWith(c.log, node + ": log connection sync holds back a failback"), 1u) << node;
+    EXPECT_EQ(
+        linesWith(c.log,
+                  node + ": log connection sync no longer holds back a failback node=" + node),
+        1u)
+        << node;
+  }
+}
+
 TEST(ClusterSim, EachNodeSeesThePeersTemplatesAndWhenItsBackupLastHeardTheMaster) {
   SimCluster c = pair(syncFailback(2min));
   c.start("lb1");
