@@ -73,9 +73,9 @@ class RealLoopTest : public ::testing::Test {
     loop_.reset();
   }
 
-  // Runs the loop until a callback stops it, or the guard after 5 s, which fails the test.
+  // Runs the loop until a callback stops it, or the guard after 30 s, which fails the test.
   void runLoop() {
-    guard_->arm(std::chrono::seconds(5));
+    guard_->arm(std::chrono::seconds(30));  // a hang, not a slow machine
     loop_->run();
     guard_->cancel();
     EXPECT_FALSE(guard_fired_) << "the loop was never stopped: a probe that never ended?";
