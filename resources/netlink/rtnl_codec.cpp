@@ -88,7 +88,7 @@ bool forEachAttr(const nlmsghdr* nlh, size_t offset, F&& f) {
 
 Result<void> decodeAddress(const nlmsghdr* nlh, Message& m) {
   if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(ifaddrmsg)) {
-    return fail(ErrorCode::kParse, "RTM_NEWADDR shorter than its ifaddrmsg");
+    return fail(ErrorCode::kParse, "address message shorter than its ifaddrmsg");
   }
   const auto* ifa = static_cast<const ifaddrmsg*>(mnl_nlmsg_get_payload(nlh));
   if (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6) {
@@ -120,8 +120,8 @@ Result<void> decodeAddress(const nlmsghdr* nlh, Message& m) {
         break;
     }
   });
-  if (!ok || bad) return fail(ErrorCode::kParse, "malformed attribute in RTM_NEWADDR");
-  if (!local && !address) return fail(ErrorCode::kParse, "RTM_NEWADDR without an address");
+  if (!ok || bad) return fail(ErrorCode::kParse, "malformed attribute in an address message");
+  if (!local && !address) return fail(ErrorCode::kParse, "address message without an address");
   m.kind = Message::Kind::kAddress;
   m.address.ifindex = ifa->ifa_index;
   m.address.prefix = IpPrefix{local ? *local : *address, ifa->ifa_prefixlen};
@@ -322,6 +322,7 @@ Result<std::vector<Message>> decode(std::span<const uint8_t> bytes) {
     Result<void> r;
     switch (nlh->nlmsg_type) {
       case RTM_NEWADDR:
+      case RTM_DELADDR:  // a removal's notification: the same body (m.type says which)
         r = decodeAddress(nlh, m);
         break;
       case RTM_NEWLINK:

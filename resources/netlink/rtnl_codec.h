@@ -90,7 +90,8 @@ struct RouteEntry {
   uint32_t ifindex = 0;  // RTA_OIF, 0 without it
 };
 
-// An address as the kernel reports it in an RTM_NEWADDR (a dump reply or a notification).
+// An address as the kernel reports it in an RTM_NEWADDR (a dump reply or a notification) or an
+// RTM_DELADDR (the notification of its removal; Message::type says which).
 struct AddressEntry {
   uint32_t ifindex = 0;
   IpPrefix prefix;     // IFA_LOCAL when present (the local end), else IFA_ADDRESS
@@ -111,7 +112,7 @@ struct Message {
   uint16_t flags = 0;
   uint32_t seq = 0;
   uint32_t pid = 0;
-  AddressEntry address;           // kAddress
+  AddressEntry address;           // kAddress (type says RTM_NEWADDR or RTM_DELADDR)
   LinkEntry link;                 // kLink
   RouteEntry route;               // kRoute (type says RTM_NEWROUTE or RTM_DELROUTE)
   int error = 0;                  // kAck: a positive errno, 0 for success

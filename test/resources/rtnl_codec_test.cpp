@@ -305,6 +305,22 @@ TEST(RtnlDecode, Ipv4DumpReply) {
   EXPECT_EQ((*done)[0].error, 0);
 }
 
+// The kernel's notification of a removal (RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR) has the body
+// of the deletion `ip addr del` sends (kIpAddrDel4/6): it decodes as an address, its type
+// RTM_DELADDR, so a watcher of address events tells an addition from a removal by type alone.
+TEST(RtnlDecode, AnAddressRemovalDecodesAsAnAddressOfTypeDelAddr) {
+  for (const char* bytes : {kIpAddrDel4, kIpAddrDel6}) {
+    auto m = decode(hex(bytes));
+    ASSERT_TRUE(m) << m.error().message;
+    ASSERT_EQ(m->size(), 1u);
+    EXPECT_EQ((*m)[0].kind, Message::Kind::kAddress);
+    EXPECT_EQ((*m)[0].type, RTM_DELADDR);
+    EXPECT_EQ((*m)[0].address.ifindex, 3u);
+  }
+  EXPECT_EQ((*decode(hex(kIpAddrDel4)))[0].address.prefix, pfx("198.51.100.50/24"));
+  EXPECT_EQ((*decode(hex(kIpAddrDel6)))[0].address.prefix, pfx("2001:db8::50/64"));
+}
+
 TEST(RtnlDecode, Ipv6DumpReplyKeepsNodadAndEndsWithDone) {
   auto m = decode(hex(kDump6));
   ASSERT_TRUE(m) << m.error().message;

@@ -14,11 +14,11 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 
 #include "fakes/sim_dispatcher.h"
@@ -90,11 +90,7 @@ class AddressEvents {
         std::memcpy(&h, bytes + at, sizeof h);
         if (h.nlmsg_len < sizeof h || at + h.nlmsg_len > size_t(n)) break;
         if (h.nlmsg_type == RTM_NEWADDR || h.nlmsg_type == RTM_DELADDR) {
-          // The codec reads RTM_NEWADDR; a deletion carries the same body.
-          std::vector<uint8_t> one(bytes + at, bytes + at + h.nlmsg_len);
-          const uint16_t as_new = RTM_NEWADDR;
-          std::memcpy(one.data() + offsetof(nlmsghdr, nlmsg_type), &as_new, sizeof as_new);
-          auto msgs = rtnl::decode(one);
+          auto msgs = rtnl::decode(std::span<const uint8_t>(bytes + at, h.nlmsg_len));
           const bool decoded = msgs && msgs->size() == 1;
           out.push_back({h.nlmsg_type, decoded ? (*msgs)[0].address.prefix.toString() : "?"});
         }
