@@ -128,7 +128,9 @@ CONF
   for n in d1 d2; do node_put $n /etc/tandem/tandem.conf <"$LAB_DIR/tandem.conf"; done
 }
 
-pair_up() {  # pair_up true|false manual|auto
+# pair_up true|false manual|auto [servers]: the lab, the real servers and the tandem pair, d1
+# ACTIVE; with "servers", no corosync and no tandemd (a run of keepalived's phases only).
+pair_up() {
   local n rs line name port server
   lab_trap
   lab_up 2 >/dev/null 2>&1 || fail "lab_up 2"
@@ -156,6 +158,7 @@ pair_up() {  # pair_up true|false manual|auto
       fi
     done
   done
+  [[ ${3:-} == servers ]] && return 0
   corosync_start d1 d2 >/dev/null || fail "corosync did not start"
   # d1 first, then d2: started together, the one whose process is ready first under a loaded VM
   # hears nobody for dead_time and rightly takes the service (failback manual keeps it there).
@@ -313,7 +316,7 @@ ka_ready() {
 }
 pair_to_keepalived() {
   local n
-  for n in d1 d2; do node_kill $n tandemd TERM; done
+  for n in d1 d2; do ! node_running $n tandemd || node_kill $n tandemd TERM; done
   for n in d1 d2; do
     wait_until 20 _lab_not node_running $n tandemd >/dev/null || fail "tandemd on $n did not stop"
     # What tandemd leaves by design (its services, the backup daemon) goes: keepalived starts clean.
