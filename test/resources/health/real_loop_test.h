@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -18,6 +19,13 @@
 // What the checker tests on the real libqb loop share: a listening socket on loopback, and a
 // fixture whose guard timer fails a test that would never stop the loop.
 namespace tandem::test {
+
+// A probe's time on the real loop is judged against its check's timeout only: a probe that
+// concludes by itself does so before the timeout the tests configure by default (kCheckTimeout),
+// and one that times out takes its timeout at least and at most that plus kLoadMargin, what a
+// loaded machine (a sanitizer build beside a VM) may add before the loop runs the timer.
+inline constexpr std::chrono::milliseconds kCheckTimeout{1000};
+inline constexpr std::chrono::milliseconds kLoadMargin{1000};
 
 // A listening socket on the loopback address of family, on a port the kernel picks.
 struct LoopbackListener {
